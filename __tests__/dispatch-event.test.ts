@@ -1,0 +1,392 @@
+import express from 'express';
+import request from 'supertest';
+import {
+  createEventRouter,
+  dispatchEvent,
+  MemoryStore,
+  OptionsError,
+  readCloudEvent,
+  webhookReceiver,
+  type EventRouter,
+  type IdempotencyStore,
+  type WebhookReceiverOptions,
+} from '../lib';
+import { problemHandler } from '../lib/receiver/problem-handler';
+import { resolveLogger } from '../lib/logger';
+import { buildEvent, sendEvent } from '../lib/testing';
+import { captureLogger } from './support/capture-logger';
+
+const TOKEN = 'tok_dispatch';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function receiverApp(router: EventRouter, options: Partial<WebhookReceiverOptions> = {}) {
+  const logger = captureLogger();
+  const receiver = webhookReceiver({ bearerTokens: [TOKEN], router, logger, timeoutMs: 200, ...options });
+  const app = express();
+  app.use(receiver);
+  return { app, logger, receiver };
+}
+
+function deferred() {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+describe('dispatchEvent: the delivery contract', () => {
+  it('answers 200 only after every handler finished', async () => {
+    const finished: string[] = [];
+    const router = createEventRouter()
+      .on('ag.hid_org.created', async () => {
+        await sleep(40);
+        finished.push('slow');
+      })
+      .on('ag.hid_org.created', () => void finished.push('fast'));
+    const { app } = receiverApp(router);
+    const event = buildEvent('ag.hid_org.created');
+    const res = await sendEvent(app, event, { token: TOKEN }).expect(200);
+    expect(res.body).toEqual({ id: event.id, type: 'ag.hid_org.created', status: 'processed' });
+    expect(finished.sort()).toEqual(['fast', 'slow']);
+  });
+
+  it('answers 500 when one of several handlers throws, tells onError and the logger, and hides the error', async () => {
+    const errors: unknown[] = [];
+    const ran: string[] = [];
+    const router = createEventRouter()
+      .on('ag.hid_org.created', () => void ran.push('ok'))
+      .on('ag.hid_org.created', async () => {
+        throw new Error('token=abc123 in /srv/secret');
+      })
+      .onError((error, event) => void errors.push([String(error), event.type]));
+    const { app, logger } = receiverApp(router);
+    const res = await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(500);
+    expect(res.body).toMatchObject({ status: 500, title: 'Internal Server Error' });
+    expect(JSON.stringify(res.body)).not.toMatch(/abc123|secret/);
+    expect(ran).toEqual(['ok']);
+    expect(errors).toEqual([['Error: token=abc123 in /srv/secret', 'ag.hid_org.created']]);
+    expect(logger.messages('error')).toContain(
+      '[service-webhooks] a handler failed; answering 500 so the Service retries the event',
+    );
+  });
+
+  it('answers 503 with Retry-After past timeoutMs, and aborts the signal', async () => {
+    let aborted = false;
+    const router = createEventRouter().on('ag.hid_org.created', async (_event, { signal }) => {
+      await sleep(400);
+      aborted = signal.aborted;
+    });
+    const { app, receiver } = receiverApp(router, { idempotency: false });
+    const res = await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(503);
+    expect(res.headers['retry-after']).toBe('30');
+    expect(res.body.title).toBe('Service Unavailable');
+    await receiver.drain();
+    expect(aborted).toBe(true);
+  });
+
+  it('still answers 500 when an onError handler throws', async () => {
+    const router = createEventRouter()
+      .on('ag.hid_org.created', () => {
+        throw new Error('x');
+      })
+      .onError(() => {
+        throw new Error('onError broke');
+      });
+    const { app, logger } = receiverApp(router);
+    await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(500);
+    expect(logger.messages('error')).toContain('[service-webhooks] an onError handler threw');
+  });
+
+  it.each([
+    [200, false],
+    [201, false],
+    [202, true],
+    [500, true],
+  ])('respects a handler that answered %i itself (logged as retried: %p)', async (status, retried) => {
+    const router = createEventRouter().on(
+      'ag.hid_org.created',
+      (_e, { res }) => void res.status(status).json({ mine: true }),
+    );
+    const { app, logger } = receiverApp(router);
+    const res = await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(status);
+    expect(res.body).toEqual({ mine: true });
+    expect(logger.messages('warn').some((m) => m.includes('the Service will retry this event'))).toBe(
+      retried,
+    );
+  });
+
+  it('never answers 202 or 204 for an event', async () => {
+    const router = createEventRouter()
+      .on('ag.hid_org.created', async () => sleep(5))
+      .on('ag.hid_org.activated', () => {
+        throw new Error('x');
+      });
+    const { app } = receiverApp(router);
+    const statuses = [];
+    for (const type of ['ag.hid_org.created', 'ag.hid_org.activated', 'ag.landing_page.created']) {
+      statuses.push((await sendEvent(app, buildEvent(type), { token: TOKEN })).status);
+    }
+    expect(statuses).toEqual([200, 500, 200]);
+  });
+
+  it('composes with readCloudEvent in an app’s own pipeline', async () => {
+    const seen: string[] = [];
+    const router = createEventRouter().on('ag.hid_org.created', (e) => void seen.push(e.id));
+    const app = express();
+    app.post(
+      '/hooks',
+      readCloudEvent({ logger: false }),
+      (req, _res, next) => next(),
+      dispatchEvent(router, { logger: false }),
+    );
+    app.use(problemHandler(resolveLogger(false, 'test')));
+    const event = buildEvent('ag.hid_org.created');
+    await request(app)
+      .post('/hooks')
+      .set('Content-Type', 'application/cloudevents+json')
+      .send(JSON.stringify(event))
+      .expect(200);
+    expect(seen).toEqual([event.id]);
+  });
+
+  it.each([
+    ['a router that is not one', () => dispatchEvent({} as never)],
+    ['a zero timeout', () => dispatchEvent(createEventRouter(), { timeoutMs: 0 })],
+    [
+      'a lease shorter than the timeout',
+      () => dispatchEvent(createEventRouter(), { timeoutMs: 5000, leaseMs: 1000 }),
+    ],
+    ['a store without methods', () => dispatchEvent(createEventRouter(), { idempotency: {} as never })],
+    ['a numeric name', () => dispatchEvent(createEventRouter(), { name: 7 as never })],
+  ])('throws at construction for %s', (_name, build) => {
+    expect(build).toThrow(OptionsError);
+  });
+});
+
+describe('dispatchEvent: idempotency', () => {
+  it('first delivery claims, runs, marks done; a redelivery answers 200 duplicate without running handlers', async () => {
+    let runs = 0;
+    const store = new MemoryStore({ logger: false });
+    const router = createEventRouter().on('ag.hid_org.created', () => void runs++);
+    const { app } = receiverApp(router, { idempotency: store });
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(app, event, { token: TOKEN }).expect(200, {
+      id: event.id,
+      type: event.type,
+      status: 'processed',
+    });
+    expect(await store.get(`\u0000${event.source}\u0000${event.id}`)).toBe('done');
+    const again = await sendEvent(app, event, { token: TOKEN }).expect(200);
+    expect(again.body).toEqual({ id: event.id, type: event.type, status: 'duplicate' });
+    expect(runs).toBe(1);
+  });
+
+  it('keys on source + id: the same id from another source is another event', async () => {
+    let runs = 0;
+    const { app } = receiverApp(createEventRouter().on('ag.hid_org.created', () => void runs++));
+    await sendEvent(app, buildEvent('ag.hid_org.created', {}, { id: 'same', origin: 'one' }), {
+      token: TOKEN,
+    }).expect(200);
+    await sendEvent(app, buildEvent('ag.hid_org.created', {}, { id: 'same', origin: 'two' }), {
+      token: TOKEN,
+    }).expect(200);
+    expect(runs).toBe(2);
+  });
+
+  it('answers 409 + Retry-After to a redelivery while the first is still running; handlers never overlap', async () => {
+    const gate = deferred();
+    let running = 0;
+    let maxRunning = 0;
+    const router = createEventRouter().on('ag.hid_org.created', async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await gate.promise;
+      running--;
+    });
+    const { app } = receiverApp(router, { timeoutMs: 5000 });
+    const event = buildEvent('ag.hid_org.created');
+    const first = sendEvent(app, event, { token: TOKEN }).then((r) => r);
+    await sleep(30);
+    const second = await sendEvent(app, event, { token: TOKEN }).expect(409);
+    expect(second.headers['retry-after']).toBe('30');
+    gate.resolve();
+    expect((await first).status).toBe(200);
+    expect(maxRunning).toBe(1);
+  });
+
+  it('releases the claim after a failure, so the next attempt runs the handlers again', async () => {
+    let attempts = 0;
+    const router = createEventRouter().on('ag.hid_org.created', () => {
+      if (++attempts === 1) throw new Error('transient');
+    });
+    const { app } = receiverApp(router);
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(app, event, { token: TOKEN }).expect(500);
+    await sendEvent(app, event, { token: TOKEN }).expect(200, {
+      id: event.id,
+      type: event.type,
+      status: 'processed',
+    });
+    await sendEvent(app, event, { token: TOKEN }).expect(200, {
+      id: event.id,
+      type: event.type,
+      status: 'duplicate',
+    });
+    expect(attempts).toBe(2);
+  });
+
+  it('after a timeout, handlers that then succeed mark the event done', async () => {
+    let runs = 0;
+    const router = createEventRouter().on('ag.hid_org.created', async () => {
+      runs++;
+      await sleep(300);
+    });
+    const { app, receiver } = receiverApp(router, { timeoutMs: 100 });
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(app, event, { token: TOKEN }).expect(503);
+    await sendEvent(app, event, { token: TOKEN }).expect(409);
+    await receiver.drain();
+    await sendEvent(app, event, { token: TOKEN }).expect(200, {
+      id: event.id,
+      type: event.type,
+      status: 'duplicate',
+    });
+    expect(runs).toBe(1);
+  });
+
+  it('after a timeout, handlers that then fail release the event for the next attempt', async () => {
+    let runs = 0;
+    const router = createEventRouter().on('ag.hid_org.created', async () => {
+      runs++;
+      if (runs === 1) {
+        await sleep(300);
+        throw new Error('late failure');
+      }
+    });
+    const { app, receiver } = receiverApp(router, { timeoutMs: 100 });
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(app, event, { token: TOKEN }).expect(503);
+    await receiver.drain();
+    await sendEvent(app, event, { token: TOKEN }).expect(200, {
+      id: event.id,
+      type: event.type,
+      status: 'processed',
+    });
+    expect(runs).toBe(2);
+  });
+
+  it('a client hanging up mid-processing changes nothing, and leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let runs = 0;
+      const router = createEventRouter().on('ag.hid_org.created', async () => {
+        runs++;
+        await sleep(150);
+      });
+      const { app, receiver } = receiverApp(router, { timeoutMs: 1000 });
+      const event = buildEvent('ag.hid_org.created');
+      await expect(sendEvent(app, event, { token: TOKEN }).timeout(30)).rejects.toThrow(/Timeout/);
+      await receiver.drain();
+      await sleep(20);
+      await sendEvent(app, event, { token: TOKEN }).expect(200, {
+        id: event.id,
+        type: event.type,
+        status: 'duplicate',
+      });
+      expect(runs).toBe(1);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it.each(['claim', 'markDone', 'release', 'get'] as const)(
+    'a store whose %s is unavailable never loses an event',
+    async (method) => {
+      const memory = new MemoryStore({ logger: false });
+      const broken: IdempotencyStore = {
+        claim: (...args) => memory.claim(...args),
+        markDone: (...args) => memory.markDone(...args),
+        release: (...args) => memory.release(...args),
+        get: (...args) => memory.get(...args),
+        [method]: async () => {
+          throw new Error('ECONNREFUSED');
+        },
+      };
+      let runs = 0;
+      const router = createEventRouter().on('ag.hid_org.created', () => void runs++);
+      const { app } = receiverApp(router, { idempotency: broken });
+      const res = await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN });
+      if (method === 'claim') {
+        expect(res.status).toBe(503);
+        expect(res.headers['retry-after']).toBe('30');
+        expect(runs).toBe(0);
+      } else {
+        // The handlers ran and succeeded: acknowledging is right even if recording it failed.
+        expect(res.status).toBe(200);
+        expect(runs).toBe(1);
+      }
+    },
+  );
+
+  it('scopes keys by receiver name, so two receivers sharing a store do not share events', async () => {
+    const store = new MemoryStore({ logger: false });
+    const runs: string[] = [];
+    const app = express();
+    app.use(
+      '/a',
+      webhookReceiver({
+        bearerTokens: [TOKEN],
+        router: createEventRouter().on('ag.hid_org.created', () => void runs.push('a')),
+        idempotency: store,
+        name: 'a',
+        logger: false,
+      }),
+    );
+    app.use(
+      '/b',
+      webhookReceiver({
+        bearerTokens: [TOKEN],
+        router: createEventRouter().on('ag.hid_org.created', () => void runs.push('b')),
+        idempotency: store,
+        name: 'b',
+        logger: false,
+      }),
+    );
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(app, event, { token: TOKEN, path: '/a' }).expect(200);
+    await sendEvent(app, event, { token: TOKEN, path: '/b' }).expect(200);
+    expect((await sendEvent(app, event, { token: TOKEN, path: '/b' })).body.status).toBe('duplicate');
+    expect(runs).toEqual(['a', 'b']);
+  });
+
+  it('with idempotency false, every delivery runs the handlers', async () => {
+    let runs = 0;
+    const { app } = receiverApp(
+      createEventRouter().on('ag.hid_org.created', () => void runs++),
+      { idempotency: false },
+    );
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(app, event, { token: TOKEN }).expect(200);
+    await sendEvent(app, event, { token: TOKEN }).expect(200);
+    expect(runs).toBe(2);
+  });
+
+  it('drain waits for handlers still running after a timeout', async () => {
+    let finished = false;
+    const router = createEventRouter().on('ag.hid_org.created', async () => {
+      await sleep(250);
+      finished = true;
+    });
+    const { app, receiver } = receiverApp(router, { timeoutMs: 50 });
+    await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(503);
+    expect(finished).toBe(false);
+    await receiver.drain();
+    expect(finished).toBe(true);
+  });
+});

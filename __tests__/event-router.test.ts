@@ -1,0 +1,141 @@
+import express from 'express';
+import {
+  createEventRouter,
+  EVENT_PATTERNS,
+  EVENT_TYPES,
+  isEventPattern,
+  isEventType,
+  webhookReceiver,
+  type EventRouter,
+} from '../lib';
+import { buildEvent, deliverEvent, sendEvent } from '../lib/testing';
+
+const TOKEN = 'tok_router';
+
+function appFor(router: EventRouter) {
+  const app = express();
+  app.use(webhookReceiver({ bearerTokens: [TOKEN], router, logger: false, idempotency: false }));
+  return app;
+}
+
+describe('the catalogue', () => {
+  it('has the 27 types of spec section 6, each once', () => {
+    expect(EVENT_TYPES).toHaveLength(27);
+    expect(new Set(EVENT_TYPES).size).toBe(27);
+  });
+
+  it('derives family patterns, device patterns included', () => {
+    expect(EVENT_PATTERNS.get('ag.access_pass.*')).toHaveLength(13);
+    expect(EVENT_PATTERNS.get('ag.access_pass.devices.*')).toEqual([
+      'ag.access_pass.devices.added',
+      'ag.access_pass.devices.suspended',
+      'ag.access_pass.devices.resumed',
+    ]);
+    expect(EVENT_PATTERNS.get('ag.*')).toHaveLength(27);
+  });
+
+  it.each([
+    ['ag.access_pass.issued', true, false],
+    ['ag.access_pass.*', false, true],
+    ['ag.nope', false, false],
+    [42, false, false],
+  ])('isEventType/isEventPattern(%p)', (value, type, pattern) => {
+    expect(isEventType(value)).toBe(type);
+    expect(isEventPattern(value)).toBe(pattern);
+  });
+});
+
+describe('createEventRouter', () => {
+  it('runs one handler for several types, and a family pattern for its family only', async () => {
+    const calls: string[] = [];
+    const router = createEventRouter()
+      .on(['ag.hid_org.created', 'ag.hid_org.activated'], (e) => void calls.push(`list:${e.type}`))
+      .on('ag.access_pass.devices.*', (e) => void calls.push(`devices:${e.type}`))
+      .on('ag.access_pass.*', (e) => void calls.push(`family:${e.type}`));
+    const app = appFor(router);
+    for (const type of [
+      'ag.hid_org.activated',
+      'ag.access_pass.devices.added',
+      'ag.access_pass.issued',
+      'ag.landing_page.created',
+    ]) {
+      await deliverEvent(app, type, {}, { token: TOKEN }).expect(200);
+    }
+    expect(calls.sort()).toEqual(
+      [
+        'list:ag.hid_org.activated',
+        'devices:ag.access_pass.devices.added',
+        'family:ag.access_pass.devices.added',
+        'family:ag.access_pass.issued',
+      ].sort(),
+    );
+  });
+
+  it('runs every handler for a type, and onAny for every event', async () => {
+    const calls: string[] = [];
+    const router = createEventRouter()
+      .on('ag.hid_org.created', () => void calls.push('first'))
+      .on('ag.hid_org.created', async () => void calls.push('second'))
+      .onAny((e) => void calls.push(`any:${e.type}`));
+    const res = await deliverEvent(appFor(router), 'ag.hid_org.created', {}, { token: TOKEN }).expect(200);
+    expect(res.body.status).toBe('processed');
+    expect(calls.sort()).toEqual(['any:ag.hid_org.created', 'first', 'second']);
+  });
+
+  it('acknowledges an event without handler as unhandled, running onUnhandled and onAny', async () => {
+    const calls: string[] = [];
+    const router = createEventRouter()
+      .on('ag.hid_org.created', () => void calls.push('specific'))
+      .onUnhandled((e) => void calls.push(`unhandled:${e.type}`))
+      .onAny((e) => void calls.push(`any:${e.type}`));
+    const res = await deliverEvent(appFor(router), 'ag.landing_page.updated', {}, { token: TOKEN }).expect(
+      200,
+    );
+    expect(res.body).toMatchObject({ type: 'ag.landing_page.updated', status: 'unhandled' });
+    expect(calls.sort()).toEqual(['any:ag.landing_page.updated', 'unhandled:ag.landing_page.updated']);
+  });
+
+  it('gives a type the catalogue does not know to onAny and onUnhandled, normalized', async () => {
+    const seen: unknown[] = [];
+    const router = createEventRouter()
+      .on('ag.access_pass.*', () => void seen.push('family'))
+      .onUnhandled((e) => void seen.push(e.data.id))
+      .onAny((e) => void seen.push(e.type));
+    const envelope = { ...buildEvent('ag.access_pass.updated'), type: 'ag.access_pass.archived' };
+    const res = await sendEvent(appFor(router), envelope, { token: TOKEN }).expect(200);
+    expect(res.body.status).toBe('unhandled');
+    expect(seen.sort()).toEqual(['ag.access_pass.archived', 'ap_7d41b0e2']);
+  });
+
+  it('answers 500 when an onUnhandled handler refuses the event', async () => {
+    const router = createEventRouter().onUnhandled(() => {
+      throw new Error('not deployed yet');
+    });
+    await deliverEvent(appFor(router), 'ag.hid_org.created', {}, { token: TOKEN }).expect(500);
+  });
+
+  it.each([
+    ['ag.acess_pass.issued', 'ag.access_pass.issued'],
+    ['ag.access_pass.issue', 'ag.access_pass.issued'],
+    ['ag.access-pass.*', 'ag.access_pass.*'],
+    ['ag.card_templates.created', 'ag.card_template.created'],
+  ])('throws a TypeError with a hint for %s', (bad, hint) => {
+    expect(() => createEventRouter().on(bad as never, () => undefined)).toThrow(TypeError);
+    expect(() => createEventRouter().on(bad as never, () => undefined)).toThrow(`Did you mean "${hint}"?`);
+  });
+
+  it('throws without a hint when nothing is close', () => {
+    expect(() => createEventRouter().on('completely.different' as never, () => undefined)).toThrow(
+      /not an event type or pattern of the catalogue\.$/,
+    );
+  });
+
+  it.each([
+    ['on without a handler', (r: EventRouter) => r.on('ag.hid_org.created', undefined as never)],
+    ['on with an empty list', (r: EventRouter) => r.on([], () => undefined)],
+    ['onAny with a string', (r: EventRouter) => r.onAny('x' as never)],
+    ['onError with nothing', (r: EventRouter) => r.onError(undefined as never)],
+  ])('throws a TypeError for %s', (_name, register) => {
+    expect(() => register(createEventRouter())).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,62 @@
+// Compile-only: `npm run typecheck` checks this file; jest never runs it.
+import { createEventRouter, type AccessPassEventType, type CredentialDetails, type Device } from '../lib';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const expectType = <T extends true>(_proof: T): void => undefined;
+
+createEventRouter()
+  .on('ag.access_pass.issued', (event) => {
+    expectType<Equal<typeof event.type, 'ag.access_pass.issued'>>(true);
+    expectType<Equal<typeof event.data.details, CredentialDetails>>(true);
+    const cardNumber: string | null = event.data.details.card_number;
+    void cardNumber;
+    expectType<Equal<typeof event.data.devices, null>>(true);
+  })
+  .on('ag.access_pass.devices.added', (event) => {
+    expectType<Equal<typeof event.data.devices, [Device]>>(true);
+    const device: Device = event.data.devices[0];
+    void device;
+  })
+  .on('ag.access_pass.*', (event) => {
+    expectType<Equal<typeof event.type, AccessPassEventType>>(true);
+    if (event.type === 'ag.access_pass.issued') {
+      const details: CredentialDetails = event.data.details;
+      void details;
+    }
+    // @ts-expect-error details may be null on other access-pass events
+    const details: CredentialDetails = event.data.details;
+    void details;
+  })
+  .on('ag.account_balance.low', (event) => {
+    const total: number =
+      event.data.current_balance + event.data.threshold + event.data.amount_below_threshold;
+    const names: string = event.data.account_id + event.data.organization_name;
+    void [total, names];
+  })
+  .on('ag.card_template.*', (event) => {
+    const id: string = event.data.card_template_id;
+    const metadata: Record<string, unknown> = event.data.metadata;
+    void [id, metadata];
+  })
+  .on(['ag.hid_org.created', 'ag.landing_page.updated'], (event) => {
+    expectType<Equal<typeof event.type, 'ag.hid_org.created' | 'ag.landing_page.updated'>>(true);
+    // @ts-expect-error only the balance events promise a number
+    const balance: number = event.data.current_balance;
+    void balance;
+  })
+  .onAny((event) => {
+    const type: string = event.type;
+    void type;
+  });
+
+// @ts-expect-error not a type of the catalogue
+createEventRouter().on('ag.nope', () => undefined);
+// @ts-expect-error not a pattern of the catalogue
+createEventRouter().on('ag.access_pass.issued.*', () => undefined);
+// @ts-expect-error a pattern must end at a dot
+createEventRouter().on('ag.access*', () => undefined);
+createEventRouter().on('ag.access_pass.updated', (event) => {
+  // @ts-expect-error no details promised on a non-issued event
+  const details: CredentialDetails = event.data.details;
+  void details;
+});

@@ -1,0 +1,224 @@
+import express from 'express';
+import {
+  createEventRouter,
+  EVENT_TYPES,
+  parseSchemaVersion,
+  webhookReceiver,
+  type AnyWebhookEvent,
+  type EventType,
+} from '../lib';
+import { buildEvent, deliverEvent, sendEvent } from '../lib/testing';
+
+const TOKEN = 'tok_norm';
+
+function recordingApp() {
+  const received: { registeredFor: EventType; event: AnyWebhookEvent }[] = [];
+  const router = createEventRouter();
+  for (const type of EVENT_TYPES)
+    router.on(type, (event) => void received.push({ registeredFor: type, event }));
+  const app = express();
+  app.use(webhookReceiver({ bearerTokens: [TOKEN], router, logger: false, idempotency: false }));
+  return { app, received };
+}
+
+const ACCESS_PASS_TYPES = EVENT_TYPES.filter((t) => t.startsWith('ag.access_pass.'));
+const CANONICAL_FIELDS = [
+  'id',
+  'state',
+  'full_name',
+  'employee_id',
+  'title',
+  'start_date',
+  'expiration_date',
+  'hid_org_id',
+  'apple_user_id',
+  'tag_id',
+  'card_template_id',
+  'landing_page_id',
+  'credential_profile_id',
+  'account_id',
+  'organization_name',
+  'current_balance',
+  'threshold',
+  'amount_below_threshold',
+  'protocol',
+  'metadata',
+  'card_templates',
+  'details',
+  'devices',
+];
+
+describe('every event type in both layouts', () => {
+  const cases = EVENT_TYPES.flatMap((type) => (['A', 'B'] as const).map((layout) => [type, layout] as const));
+  it.each(cases)('%s in layout %s reaches exactly its handler, normalized', async (type, layout) => {
+    const { app, received } = recordingApp();
+    const envelope = buildEvent(type, {}, { layout });
+    const res = await sendEvent(app, envelope, { token: TOKEN }).expect(200);
+    expect(res.body).toEqual({ id: envelope.id, type, status: 'processed' });
+    expect(received).toHaveLength(1);
+    const [{ registeredFor, event }] = received as [(typeof received)[number]];
+    expect(registeredFor).toBe(type);
+    expect(event).toMatchObject({
+      id: envelope.id,
+      type,
+      source: envelope.source,
+      time: envelope.time,
+      layout,
+    });
+    expect(event.raw).toEqual(envelope);
+    for (const field of CANONICAL_FIELDS) expect(event.data).toHaveProperty(field);
+    for (const value of Object.values(event.data)) expect(value).not.toBeUndefined();
+    if (layout === 'A') {
+      expect(event.dataschema).toBe(envelope.dataschema);
+      expect(event.schemaVersion).toMatchObject({ resource: type.split('.')[1] });
+    } else {
+      expect(event.dataschema).toBeNull();
+      expect(event.schemaVersion).toBeNull();
+      expect(event.data).not.toHaveProperty('access_pass_id');
+      expect(event.data).not.toHaveProperty('device');
+    }
+  });
+});
+
+describe('layout A and B normalize to the same data', () => {
+  it.each(ACCESS_PASS_TYPES)('%s: equal on every field both layouts carry', async (type) => {
+    const { app, received } = recordingApp();
+    await deliverEvent(app, type, {}, { token: TOKEN, layout: 'A' }).expect(200);
+    await deliverEvent(app, type, {}, { token: TOKEN, layout: 'B' }).expect(200);
+    const [a, b] = received.map((r) => r.event.data) as unknown as [
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
+    // Layout B carries: the pass id, ids, protocol, metadata, device {type, id}, card_number/site_code/file_data.
+    for (const field of ['id', 'card_template_id', 'protocol', 'metadata'])
+      expect(b[field]).toEqual(a[field]);
+    if (type === 'ag.access_pass.issued') {
+      const pick = (d: unknown) => {
+        const { card_number, site_code, file_data } = d as Record<string, unknown>;
+        return { card_number, site_code, file_data };
+      };
+      expect(pick(b.details)).toEqual(pick(a.details));
+      expect(b.devices).toBeNull();
+    } else if (type.startsWith('ag.access_pass.devices.')) {
+      const pick = (d: unknown) =>
+        (d as Record<string, unknown>[]).map(({ id, type: kind }) => ({ id, type: kind }));
+      expect(pick(b.devices)).toEqual(pick(a.devices));
+      expect(b.devices).toHaveLength(1);
+    }
+    // Fields only layout A carries are null, never undefined, in B.
+    for (const field of ['state', 'full_name', 'tag_id', 'start_date']) expect(b[field]).toBeNull();
+  });
+
+  it('lifts a B site code sent as a number to the canonical string', async () => {
+    const { app, received } = recordingApp();
+    await deliverEvent(app, 'ag.access_pass.issued', { site_code: 69 }, { token: TOKEN, layout: 'B' }).expect(
+      200,
+    );
+    expect(received[0]?.event.data.details).toMatchObject({ site_code: '69' });
+  });
+
+  it('keeps unknown extra data fields', async () => {
+    const { app, received } = recordingApp();
+    await deliverEvent(app, 'ag.hid_org.created', { region: 'eu-1' }, { token: TOKEN }).expect(200);
+    expect(received[0]?.event.data).toMatchObject({ region: 'eu-1' });
+  });
+
+  it('accepts enumeration values the spec does not list yet', async () => {
+    const { app, received } = recordingApp();
+    await deliverEvent(
+      app,
+      'ag.access_pass.updated',
+      { state: 'archived', protocol: 'nfc_v2' },
+      { token: TOKEN },
+    ).expect(200);
+    expect(received[0]?.event.data).toMatchObject({ state: 'archived', protocol: 'nfc_v2' });
+  });
+});
+
+describe('layout detection and data validation', () => {
+  it.each<[string, Record<string, unknown>, Record<string, unknown>, RegExp]>([
+    [
+      'dataschema with access_pass_id',
+      {},
+      { access_pass_id: 'ap_1' },
+      /dataschema is set.*data\.access_pass_id/,
+    ],
+    ['source "service" with dataschema', { source: 'service' }, {}, /source is "service"/],
+    [
+      'details with device',
+      { source: 'service', dataschema: undefined },
+      { device: { id: 'd', type: 't' } },
+      /data\.details is present/,
+    ],
+  ])(
+    'answers 400 to an envelope that contradicts itself: %s',
+    async (_name, envelopeOverrides, dataOverrides, detail) => {
+      const { app, received } = recordingApp();
+      const envelope = {
+        ...buildEvent('ag.access_pass.issued', dataOverrides),
+        ...envelopeOverrides,
+      } as Record<string, unknown>;
+      if ('dataschema' in envelopeOverrides && envelopeOverrides.dataschema === undefined)
+        delete envelope.dataschema;
+      const res = await sendEvent(app, envelope, { token: TOKEN }).expect(400);
+      expect(res.body.detail).toMatch(detail);
+      expect(received).toHaveLength(0);
+    },
+  );
+
+  it.each<[string, Record<string, unknown>, string, RegExp]>([
+    ['tag_id of 13 hex characters', { tag_id: '04a1b2c3d4e5f' }, 'data.tag_id', /14 hex/],
+    ['tag_id not hex', { tag_id: '04a1b2c3d4e5fz' }, 'data.tag_id', /14 hex/],
+    ['a date that is not ISO 8601', { start_date: 'next monday' }, 'data.start_date', /ISO 8601/],
+    ['metadata an array', { metadata: [1] }, 'data.metadata', /object/],
+    ['a device without an object', { devices: ['dev_1'] }, 'data.devices[0]', /.+/],
+    ['devices not an array', { devices: { id: 'x' } }, 'data.devices', /array/],
+  ])('answers 400 naming the data field: %s', async (_name, data, field, rule) => {
+    const { app, received } = recordingApp();
+    const res = await deliverEvent(app, 'ag.access_pass.updated', data, { token: TOKEN }).expect(400);
+    expect(res.body.field).toBe(field);
+    expect(res.body.detail).toMatch(rule);
+    expect(received).toHaveLength(0);
+  });
+
+  it('answers 400 when data is not an object', async () => {
+    const { app, received } = recordingApp();
+    const res = await sendEvent(
+      app,
+      { ...buildEvent('ag.hid_org.created'), data: 'hello' },
+      { token: TOKEN },
+    ).expect(400);
+    expect(res.body.field).toBe('data');
+    expect(received).toHaveLength(0);
+  });
+
+  it('treats money as numbers and refuses a balance sent as a string', async () => {
+    const { app, received } = recordingApp();
+    const res = await deliverEvent(
+      app,
+      'ag.account_balance.low',
+      { current_balance: '42.50' },
+      { token: TOKEN },
+    ).expect(400);
+    expect(res.body.field).toBe('data.current_balance');
+    expect(received).toHaveLength(0);
+  });
+});
+
+describe('parseSchemaVersion', () => {
+  it.each([
+    [
+      'https://s.example/schemas/access_pass/v1.4.0.json',
+      { resource: 'access_pass', major: 1, minor: 4, patch: 0 },
+    ],
+    [
+      'https://s.example/base/schemas/card_template/v12.0.31.json',
+      { resource: 'card_template', major: 12, minor: 0, patch: 31 },
+    ],
+    ['https://s.example/schemas/access_pass/latest.json', null],
+    ['https://s.example/schemas/access_pass/v1.4.json', null],
+    [null, null],
+  ])('%s → %p', (url, expected) => {
+    expect(parseSchemaVersion(url)).toEqual(expected);
+  });
+});

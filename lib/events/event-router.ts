@@ -1,0 +1,127 @@
+import type { Request, Response } from 'express';
+import type { ResolvedLogger } from '../logger';
+import {
+  EVENT_PATTERNS,
+  EVENT_TYPES,
+  isEventPattern,
+  isEventType,
+  type EventPattern,
+  type EventType,
+  type TypesMatching,
+} from './catalogue';
+import { didYouMean } from './did-you-mean';
+import type { AnyWebhookEvent, WebhookEvent } from './webhook-event';
+
+/** What a handler gets beside the event. */
+export interface HandlerContext {
+  req: Request;
+  res: Response;
+  logger: ResolvedLogger;
+  /** Aborted when the delivery times out: the Service will retry, so long work may stop early. */
+  signal: AbortSignal;
+}
+
+export type EventHandler<E> = (event: E, ctx: HandlerContext) => unknown;
+export type ErrorHandler = (error: unknown, event: AnyWebhookEvent, ctx: HandlerContext) => unknown;
+
+/** The handlers one event runs, decided by its type. */
+export interface MatchedHandlers {
+  handlers: readonly EventHandler<AnyWebhookEvent>[];
+  /** True when an `on(...)` registration covers the type; false means the event is unhandled. */
+  handled: boolean;
+}
+
+const NAMES: readonly string[] = [...EVENT_TYPES, ...EVENT_PATTERNS.keys()];
+
+function typesOf(target: string): readonly EventType[] {
+  if (isEventType(target)) return [target];
+  if (isEventPattern(target)) return EVENT_PATTERNS.get(target) ?? [];
+  const hint = didYouMean(target, NAMES);
+  throw new TypeError(
+    `[service-webhooks] on: "${target}" is not an event type or pattern of the catalogue.${hint ? ` Did you mean "${hint}"?` : ''}`,
+  );
+}
+
+function checkHandler(handler: unknown, method: string): void {
+  if (typeof handler !== 'function') {
+    throw new TypeError(
+      `[service-webhooks] ${method}: the handler must be a function (got ${typeof handler})`,
+    );
+  }
+}
+
+/**
+ * Maps event types to handlers. Every handler matching an event runs (concurrently); the delivery is
+ * acknowledged only if all of them succeed.
+ */
+export class EventRouter {
+  readonly #byType = new Map<string, EventHandler<AnyWebhookEvent>[]>();
+  readonly #any: EventHandler<AnyWebhookEvent>[] = [];
+  readonly #unhandled: EventHandler<AnyWebhookEvent>[] = [];
+  readonly #errorHandlers: ErrorHandler[] = [];
+  /** Per-type handler lists, built on first use after each registration, never per request. */
+  #cache = new Map<string, MatchedHandlers>();
+
+  /** Handles one type, several, or a family pattern such as `'ag.access_pass.*'`. */
+  on<const K extends EventType | EventPattern>(
+    target: K | readonly K[],
+    handler: EventHandler<WebhookEvent<TypesMatching<K>>>,
+  ): this {
+    checkHandler(handler, 'on');
+    const targets: readonly string[] = Array.isArray(target) ? target : [target as string];
+    if (targets.length === 0) throw new TypeError('[service-webhooks] on: give at least one event type');
+    const types = new Set(targets.flatMap(typesOf));
+    for (const type of types) {
+      const list = this.#byType.get(type) ?? [];
+      list.push(handler as EventHandler<AnyWebhookEvent>);
+      this.#byType.set(type, list);
+    }
+    this.#cache = new Map();
+    return this;
+  }
+
+  /** Runs for every event, including types the catalogue does not know yet. */
+  onAny(handler: EventHandler<AnyWebhookEvent>): this {
+    checkHandler(handler, 'onAny');
+    this.#any.push(handler);
+    this.#cache = new Map();
+    return this;
+  }
+
+  /** Runs for an event no `on(...)` registration covers. The event is still acknowledged if it succeeds. */
+  onUnhandled(handler: EventHandler<AnyWebhookEvent>): this {
+    checkHandler(handler, 'onUnhandled');
+    this.#unhandled.push(handler);
+    this.#cache = new Map();
+    return this;
+  }
+
+  /** Told of every handler failure (the delivery is answered 500 and retried by the Service). */
+  onError(handler: ErrorHandler): this {
+    checkHandler(handler, 'onError');
+    this.#errorHandlers.push(handler);
+    return this;
+  }
+
+  /** The handlers an event of `type` runs. */
+  match(type: string): MatchedHandlers {
+    let matched = this.#cache.get(type);
+    if (matched === undefined) {
+      const specific = this.#byType.get(type) ?? [];
+      const handled = specific.length > 0;
+      matched = { handled, handlers: [...(handled ? specific : this.#unhandled), ...this.#any] };
+      // Only catalogue types are cached, so unknown type names cannot grow the cache.
+      if (isEventType(type)) this.#cache.set(type, matched);
+    }
+    return matched;
+  }
+
+  get errorHandlers(): readonly ErrorHandler[] {
+    return this.#errorHandlers;
+  }
+}
+
+/** A new, empty router. */
+export function createEventRouter(): EventRouter {
+  return new EventRouter();
+}

@@ -1,0 +1,87 @@
+import sjson from 'secure-json-parse';
+import type { z } from 'zod';
+import { HttpProblem } from '../receiver/http-problem';
+import { SAFE_JSON } from '../receiver/read-json-body';
+import { schemaProblem, type CloudEventEnvelope } from '../receiver/cloud-event-envelope';
+import { eventDataSchema, layoutBDataSchema, type EventData } from './data-schemas';
+import { detectLayout } from './detect-layout';
+import type { AnyWebhookEvent, Layout, SchemaVersion } from './webhook-event';
+
+const SCHEMA_URL = /\/schemas\/([A-Za-z0-9_-]+)\/v(\d+)\.(\d+)\.(\d+)\.json$/;
+
+/** `…/schemas/<resource>/v<major>.<minor>.<patch>.json` → its parts; any other form → null. */
+export function parseSchemaVersion(dataschema: string | null | undefined): SchemaVersion | null {
+  const match = dataschema == null ? null : SCHEMA_URL.exec(dataschema);
+  if (!match) return null;
+  const [, resource, major, minor, patch] = match as unknown as [string, string, string, string, string];
+  return { resource, major: Number(major), minor: Number(minor), patch: Number(patch) };
+}
+
+function dataObject(envelope: CloudEventEnvelope): Record<string, unknown> {
+  let data: unknown = envelope.data;
+  if (data === undefined && envelope.data_base64 != null) {
+    try {
+      data = sjson.parse(Buffer.from(envelope.data_base64, 'base64').toString('utf8'), undefined, SAFE_JSON);
+    } catch {
+      data = Symbol('not JSON');
+    }
+  }
+  if (data === undefined || data === null) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new HttpProblem({
+      status: 400,
+      slug: 'invalid-data',
+      title: 'Bad Request',
+      detail: 'The event "data" must be a JSON object (datacontenttype application/json).',
+      field: 'data',
+    });
+  }
+  return data as Record<string, unknown>;
+}
+
+function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw schemaProblem(result.error, { prefix: 'data.', slug: 'invalid-data', what: 'Event data field' });
+  }
+  return result.data;
+}
+
+/** Lifts layout B into layout A names (DESIGN.md): the one mapping between the two layouts. */
+function liftLayoutB(type: string, raw: Record<string, unknown>): Record<string, unknown> {
+  const b = parseOrThrow(layoutBDataSchema, raw);
+  const { access_pass_id, device, card_number, site_code, file_data, ...rest } = b;
+  const hasCredential = card_number != null || site_code != null || file_data != null;
+  return {
+    ...rest,
+    id: access_pass_id ?? null,
+    devices: device == null ? null : [device],
+    details:
+      hasCredential || type === 'ag.access_pass.issued'
+        ? { card_number: card_number ?? null, site_code: site_code ?? null, file_data: file_data ?? null }
+        : null,
+  };
+}
+
+/** A validated envelope as the normalized event every handler receives; `raw` is the body as received. */
+export function normalizeEvent(
+  envelope: CloudEventEnvelope,
+  raw: Readonly<Record<string, unknown>>,
+): AnyWebhookEvent {
+  const rawData = dataObject(envelope);
+  const layout: Layout = detectLayout(envelope, rawData);
+  const canonical = layout === 'A' ? rawData : liftLayoutB(envelope.type, rawData);
+  const data: EventData = parseOrThrow(eventDataSchema, canonical);
+  const dataschema = envelope.dataschema ?? null;
+  return {
+    id: envelope.id,
+    type: envelope.type,
+    source: envelope.source,
+    time: envelope.time ?? null,
+    layout,
+    dataschema,
+    schemaVersion: parseSchemaVersion(dataschema),
+    data,
+    raw,
+  } as AnyWebhookEvent;
+}

@@ -1,0 +1,38 @@
+/** What {@link IdempotencyStore.claim} found. */
+export type ClaimResult =
+  /** The key was free (or its lease had run out) and is now held by the caller's token. */
+  | 'claimed'
+  /** Another delivery holds the key: its handlers are running now. */
+  | 'busy'
+  /** The event was processed successfully before. */
+  | 'done';
+
+export type KeyState = 'processing' | 'done';
+
+/**
+ * Remembers which events are being processed and which are done, so each event's handlers succeed
+ * exactly once although the Service delivers it again and again.
+ *
+ * Every method is one atomic step, so a shared store (Redis, a database) can serve many receiver
+ * instances: `claim` is `SET key token NX PX leaseMs` (and a `GET` when it fails), `markDone` is
+ * `SET key done PX retentionMs`, `release` is a compare-and-delete on the token.
+ *
+ * A method that throws or rejects means "the store is unavailable": the receiver then answers 503,
+ * runs no handler and acknowledges nothing.
+ */
+export interface IdempotencyStore {
+  /**
+   * Takes `key` for processing under `token` for `leaseMs` milliseconds, unless it is done or held by
+   * an unexpired lease. A lease that runs out frees the key, so a crashed process cannot block it.
+   */
+  claim(key: string, token: string, leaseMs: number): Promise<ClaimResult>;
+  /**
+   * Records that the key's handlers all succeeded; kept at least `retentionMs` milliseconds, which
+   * must outlast the Service's retry window (6 hours). Applies whoever holds the lease.
+   */
+  markDone(key: string, token: string, retentionMs: number): Promise<void>;
+  /** Frees a key after a failure so the next delivery runs the handlers again; only if `token` holds it. */
+  release(key: string, token: string): Promise<void>;
+  /** The key's state, or null when it is unknown, expired or released. */
+  get(key: string): Promise<KeyState | null>;
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { HttpProblem, type ProblemFieldError } from './http-problem';
+
+const required = (rule: string) => ({
+  error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : rule),
+});
+const nonEmptyString = (rule = 'must be a non-empty string') =>
+  z.string(required(rule)).min(1, { error: rule });
+
+const CONTEXT_ATTRIBUTES = new Set([
+  'specversion',
+  'id',
+  'source',
+  'type',
+  'datacontenttype',
+  'dataschema',
+  'subject',
+  'time',
+  'data',
+  'data_base64',
+]);
+const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
+
+/**
+ * A CloudEvents 1.0 envelope in the JSON format. `null` optional attributes count as absent, as the
+ * JSON format allows. Built once at load; unknown extension attributes pass through.
+ */
+export const cloudEventEnvelopeSchema = z
+  .looseObject({
+    specversion: z.literal('1.0', required('must be exactly "1.0"')),
+    id: nonEmptyString(),
+    source: nonEmptyString('must be a non-empty URI-reference'),
+    type: nonEmptyString(),
+    datacontenttype: nonEmptyString().nullish(),
+    dataschema: z.url({ error: 'must be an absolute URI' }).nullish(),
+    subject: nonEmptyString().nullish(),
+    time: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }).nullish(),
+    data: z.unknown().optional(),
+    data_base64: z.base64({ error: 'must be base64' }).nullish(),
+  })
+  .superRefine((envelope, ctx) => {
+    for (const name of Object.keys(envelope)) {
+      if (!CONTEXT_ATTRIBUTES.has(name) && !EXTENSION_NAME.test(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is not a valid extension attribute name: use 1 to 20 lowercase letters or digits',
+        });
+      }
+    }
+    if (envelope.data !== undefined && envelope.data_base64 != null) {
+      ctx.addIssue({ code: 'custom', path: ['data_base64'], message: 'must not be sent together with data' });
+    }
+  });
+
+export type CloudEventEnvelope = z.output<typeof cloudEventEnvelopeSchema>;
+
+function fieldName(path: readonly PropertyKey[]): string {
+  return path
+    .map((part) => (typeof part === 'number' ? `[${part}]` : String(part)))
+    .join('.')
+    .replace(/\.\[/g, '[');
+}
+
+/** Turns zod issues into a 400 problem that names each failing field and its rule. */
+export function schemaProblem(
+  error: z.ZodError,
+  options: { prefix: string; slug: string; what: string },
+): HttpProblem {
+  const errors: ProblemFieldError[] = error.issues.map((issue) => ({
+    field: `${options.prefix}${fieldName(issue.path)}` || '(body)',
+    rule: issue.message,
+  }));
+  const first = errors[0] ?? { field: '(body)', rule: 'is invalid' };
+  return new HttpProblem({
+    status: 400,
+    slug: options.slug,
+    title: 'Bad Request',
+    detail: `${options.what} "${first.field}" ${first.rule}.`,
+    field: first.field,
+    errors,
+  });
+}
+
+/** Validates a parsed body as one CloudEvent (structured mode; batches are not supported). */
+export function parseCloudEventEnvelope(body: unknown): CloudEventEnvelope {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    const got = Array.isArray(body)
+      ? 'an array (batch mode is not supported)'
+      : `a JSON ${body === null ? 'null' : typeof body}`;
+    throw new HttpProblem({
+      status: 400,
+      slug: 'not-a-cloudevent',
+      title: 'Bad Request',
+      detail: `Expected one CloudEvent as a JSON object, got ${got}; batch mode is not supported.`,
+    });
+  }
+  const result = cloudEventEnvelopeSchema.safeParse(body);
+  if (!result.success) {
+    throw schemaProblem(result.error, {
+      prefix: '',
+      slug: 'invalid-cloudevent',
+      what: 'CloudEvent attribute',
+    });
+  }
+  return result.data;
+}

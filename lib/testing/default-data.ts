@@ -1,0 +1,128 @@
+import { familyOf, type EventType } from '../events/catalogue';
+
+/** Schema versions differ per resource, as the Service's do (spec 9). */
+export const SCHEMA_VERSIONS: Readonly<Record<string, string>> = {
+  access_pass: '1.4.0',
+  card_template: '2.1.0',
+  card_template_pair: '1.0.0',
+  landing_page: '1.2.1',
+  credential_profile: '1.1.0',
+  hid_org: '1.0.2',
+  account_balance: '1.0.0',
+  webhook: '1.0.0',
+};
+
+const TEMPLATE_ID = 'ct_2f8a1c9e';
+const PASS_ID = 'ap_7d41b0e2';
+
+function device(protocol: string): Record<string, unknown> {
+  return {
+    id: 'dev_5c2e91aa',
+    type: 'iphone',
+    card_template_id: TEMPLATE_ID,
+    platform: 'apple',
+    protocol,
+    status: 'installed',
+    card_number: '100234',
+    site_code: '69',
+    file_data: '0a1b2c3d4e5f',
+  };
+}
+
+function accessPassData(type: string): Record<string, unknown> {
+  const protocol = type.includes('.devices.') || type.endsWith('.failed') ? 'seos' : 'desfire';
+  const data: Record<string, unknown> = {
+    id: PASS_ID,
+    state: type.endsWith('.issued') ? 'created' : type.endsWith('.suspended') ? 'suspended' : 'active',
+    full_name: 'Ada Lovelace',
+    employee_id: 'E-1024',
+    title: 'Analyst',
+    start_date: '2026-01-05T09:00:00Z',
+    expiration_date: '2027-01-05T09:00:00Z',
+    hid_org_id: protocol === 'seos' ? 'hid_org_31' : null,
+    apple_user_id: null,
+    tag_id: '04a1b2c3d4e5f6',
+    card_template_id: TEMPLATE_ID,
+    protocol,
+    metadata: { department: 'research' },
+    card_templates: [{ id: TEMPLATE_ID }],
+  };
+  if (type === 'ag.access_pass.issued') {
+    const { type: _kind, ...details } = device(protocol);
+    data.details = { ...details, id: 'cred_88e0', status: 'issued' };
+  } else {
+    data.devices = [device(protocol)];
+  }
+  return data;
+}
+
+/** Realistic layout A data for a type: every field the spec defines for its family. */
+export function defaultLayoutAData(type: EventType | string): Record<string, unknown> {
+  switch (familyOf(type)) {
+    case 'access_pass':
+      return accessPassData(type);
+    case 'card_template':
+      return { card_template_id: TEMPLATE_ID, protocol: 'desfire', metadata: { color: 'navy' } };
+    case 'card_template_pair':
+      return {
+        card_template_id: TEMPLATE_ID,
+        card_templates: [{ id: TEMPLATE_ID }, { id: 'ct_9b03d4f7' }],
+        metadata: {},
+      };
+    case 'landing_page':
+      return {
+        landing_page_id: 'lp_41c7',
+        card_template_id: type.endsWith('attached_to_template') ? TEMPLATE_ID : null,
+      };
+    case 'credential_profile':
+      return {
+        credential_profile_id: 'cp_93aa',
+        card_template_id: type.endsWith('attached_to_template') ? TEMPLATE_ID : null,
+        protocol: 'seos',
+      };
+    case 'hid_org':
+      return { hid_org_id: 'hid_org_31', organization_name: 'Acme Corp' };
+    case 'account_balance':
+      return {
+        account_id: 'acct_1f2e',
+        organization_name: 'Acme Corp',
+        current_balance: 42.5,
+        threshold: 100,
+        amount_below_threshold: 57.5,
+      };
+    default:
+      return { metadata: {} };
+  }
+}
+
+const LAYOUT_B_KEPT = [
+  'card_template_id',
+  'landing_page_id',
+  'credential_profile_id',
+  'account_id',
+  'organization_name',
+  'current_balance',
+  'threshold',
+  'amount_below_threshold',
+  'protocol',
+  'metadata',
+] as const;
+
+/** The same event in the earlier flat layout (spec 2.4). */
+export function toLayoutBData(type: string, a: Record<string, unknown>): Record<string, unknown> {
+  const b: Record<string, unknown> = {};
+  for (const field of LAYOUT_B_KEPT) if (a[field] != null) b[field] = a[field];
+  if (familyOf(type) !== 'access_pass') return b;
+  b.access_pass_id = a.id;
+  if (type.startsWith('ag.access_pass.devices.')) {
+    const [first] = (a.devices as Record<string, unknown>[] | undefined) ?? [];
+    b.device = { type: first?.type ?? 'iphone', id: first?.id ?? 'dev_5c2e91aa' };
+  }
+  const details = a.details as Record<string, unknown> | undefined;
+  if (details) {
+    b.card_number = details.card_number;
+    b.site_code = details.site_code;
+    b.file_data = details.file_data;
+  }
+  return b;
+}

@@ -1,0 +1,61 @@
+import type { App } from 'supertest/types';
+import request, { type Test } from 'supertest';
+import type { EventType } from '../events/catalogue';
+import { buildEvent, type BuildEventOptions, type DeliveryEnvelope } from './build-event';
+
+/** The headers of a real delivery (spec 5.2), less the token. */
+export const DELIVERY_HEADERS = {
+  'Content-Type': 'application/cloudevents+json; charset=utf-8',
+  'User-Agent': 'Service-Webhooks/1.0',
+} as const;
+
+export interface SendOptions {
+  /** The bearer token sent as `Authorization: Bearer <token>`; omit it to send none. */
+  token?: string;
+  /** Path the receiver is mounted at. Defaults to `'/'`. */
+  path?: string;
+}
+
+/** Anything supertest accepts: an Express app, an `http.Server` or a base URL. */
+export type Target = App | string;
+
+/** POSTs a delivery to `target` as the Service would; returns supertest's `Test` to chain `.expect()`. */
+export function sendEvent(
+  target: Target,
+  event: DeliveryEnvelope | Record<string, unknown>,
+  options: SendOptions = {},
+): Test {
+  const test = request(target)
+    .post(options.path ?? '/')
+    .set(DELIVERY_HEADERS);
+  if (options.token !== undefined) test.set('Authorization', `Bearer ${options.token}`);
+  return test.send(JSON.stringify(event));
+}
+
+/** Builds an event of `type` (see `buildEvent`) and sends it. */
+export function deliverEvent(
+  target: Target,
+  type: EventType | (string & {}),
+  data: Record<string, unknown> = {},
+  options: SendOptions & BuildEventOptions = {},
+): Test {
+  return sendEvent(target, buildEvent(type, data, options), options);
+}
+
+export interface HandshakeOptions extends SendOptions {
+  /** The challenge. Defaults to a random token. */
+  challenge?: string;
+}
+
+/** Sends the verification handshake of spec 5.3; a passing receiver echoes `challenge`. */
+export function sendHandshake(target: Target, options: HandshakeOptions = {}): Test {
+  const challenge =
+    options.challenge ?? `chl_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+  const test = request(target)
+    .post(options.path ?? '/')
+    .set('Content-Type', 'application/json')
+    .set('User-Agent', DELIVERY_HEADERS['User-Agent'])
+    .set('X-Service-Webhook-Challenge', challenge);
+  if (options.token !== undefined) test.set('Authorization', `Bearer ${options.token}`);
+  return test.send(JSON.stringify({ challenge }));
+}
