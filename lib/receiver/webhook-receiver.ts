@@ -32,6 +32,8 @@ export interface WebhookReceiverOptions {
   requireTokenOnHandshake?: boolean;
   /** How long a processed event is remembered. Defaults to 7 hours. */
   retentionMs?: number;
+  /** Seconds sent in `Retry-After` on 409 and 503. Defaults to `30`. */
+  retryAfterSeconds?: number;
   /** How long a claim holds an event while its handlers run. Defaults to `max(5 × timeoutMs, 60_000)` ms. */
   leaseMs?: number;
 }
@@ -64,6 +66,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     name: options.name,
     leaseMs: options.leaseMs,
     retentionMs: options.retentionMs,
+    retryAfterSeconds: options.retryAfterSeconds,
     logger,
   });
   const router = Router() as WebhookReceiver;

@@ -1,7 +1,25 @@
+import type { Test } from 'supertest';
 import type { App } from 'supertest/types';
-import request, { type Test } from 'supertest';
 import type { EventType } from '../events/catalogue';
 import { buildEvent, type BuildEventOptions, type DeliveryEnvelope } from './build-event';
+
+type Supertest = typeof import('supertest');
+let supertest: Supertest | undefined;
+
+/** Loaded on first use: supertest is an optional peer, and `buildEvent` must work without it. */
+function request(target: Target): ReturnType<Supertest> {
+  if (supertest === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load of an optional peer
+      supertest = require('supertest') as Supertest;
+    } catch {
+      throw new Error(
+        '[service-webhooks] sendEvent, deliverEvent and sendHandshake need supertest: npm install --save-dev supertest',
+      );
+    }
+  }
+  return supertest(target);
+}
 
 /** The headers of a real delivery (spec 5.2), less the token. */
 export const DELIVERY_HEADERS = {

@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..');
+const FIXTURES = path.join(__dirname, 'fixtures', 'packed-apps');
+const run = (cmd: string, args: string[], cwd: string) =>
+  execFileSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_loglevel: 'error' },
+  });
+
+/** The published shape, not lib/: pack the package and install the tarball into throwaway apps. */
+describe('the packed tarball', () => {
+  let work: string;
+  let tarball: string;
+
+  beforeAll(() => {
+    work = mkdtempSync(path.join(tmpdir(), 'service-webhooks-pack-'));
+    run('npm', ['pack', '--pack-destination', work], ROOT);
+    const name = readdirSync(work).find((file) => file.endsWith('.tgz'));
+    if (!name) throw new Error('npm pack wrote no tarball');
+    tarball = path.join(work, name);
+  }, 180_000);
+
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  function app(name: string, packageJson: object, deps: string[]): string {
+    const dir = path.join(work, name);
+    run('mkdir', ['-p', dir], work);
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, ...packageJson }));
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, ...deps], dir);
+    return dir;
+  }
+
+  it('ships only dist, the README and package.json', () => {
+    const files = run('tar', ['-tzf', tarball], work).trim().split('\n');
+    expect(files.every((file) => /^package\/(dist\/|README\.md$|package\.json$|LICENSE$)/.test(file))).toBe(
+      true,
+    );
+    expect(files).toContain('package/dist/index.d.ts');
+    expect(files).toContain('package/dist/testing/index.d.ts');
+  });
+
+  it('works from require() in a CommonJS app, test kit included, without supertest installed', () => {
+    const dir = app('cjs-app', { type: 'commonjs' }, ['express@5']);
+    copyFileSync(path.join(FIXTURES, 'cjs-app.js'), path.join(dir, 'index.js'));
+    const out = JSON.parse(run('node', ['index.js'], dir));
+    expect(out).toEqual({
+      handshake: [200, { challenge: 'chl_cjs' }],
+      delivery: 200,
+      handled: ['evt_cjs'],
+      supertestLoaded: false,
+    });
+  }, 180_000);
+
+  it('works from import in an ESM TypeScript app, types included', () => {
+    const dir = app('esm-app', { type: 'module' }, [
+      'express@5',
+      '@types/express@5',
+      '@types/node@20',
+      'supertest@7',
+      '@types/supertest',
+    ]);
+    copyFileSync(path.join(FIXTURES, 'esm-app.mts'), path.join(dir, 'index.mts'));
+    writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          outDir: 'out',
+          skipLibCheck: false,
+          types: ['node'],
+        },
+        files: ['index.mts'],
+      }),
+    );
+    run('node', [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], dir);
+    const out = JSON.parse(run('node', ['out/index.mjs'], dir));
+    expect(out).toEqual({ handshake: [200, { challenge: 'chl_esm' }], delivery: 200, handled: ['100234'] });
+  }, 180_000);
+});
