@@ -3,8 +3,8 @@ export {
   deliverEvent,
   sendEvent,
   sendHandshake,
-  DELIVERY_HEADERS,
   type HandshakeOptions,
   type SendOptions,
   type Target,
 } from './send-delivery';
+export { DELIVERY_HEADERS } from './delivery-headers';

@@ -2,6 +2,7 @@ import type { Test } from 'supertest';
 import type { App } from 'supertest/types';
 import type { EventType } from '../events/catalogue';
 import { buildEvent, type BuildEventOptions, type DeliveryEnvelope } from './build-event';
+import { DELIVERY_HEADERS } from './delivery-headers';
 
 type Supertest = typeof import('supertest');
 let supertest: Supertest | undefined;
@@ -21,11 +22,6 @@ function request(target: Target): ReturnType<Supertest> {
   return supertest(target);
 }
 
-/** The headers of a real delivery (spec 5.2), less the token. */
-export const DELIVERY_HEADERS = {
-  'Content-Type': 'application/cloudevents+json; charset=utf-8',
-  'User-Agent': 'Service-Webhooks/1.0',
-} as const;
 
 export interface SendOptions {
   /** The bearer token sent as `Authorization: Bearer <token>`; omit it to send none. */

@@ -1,0 +1,114 @@
+import { EventEmitter } from 'node:events';
+import type { DeliveryEnvelope } from '../testing/build-event';
+import type { AttemptRecord, DeliveryRecord, EmulatedWebhook } from './emulator-types';
+import { postDelivery } from './outbound';
+
+export interface RetryPolicy {
+  /** How long after its first attempt a delivery is retried, then dropped. */
+  retryWindowMs: number;
+  /** The wait before the second attempt; it doubles each time. */
+  initialBackoffMs: number;
+  /** The longest wait between two attempts. */
+  maxBackoffMs: number;
+  /** How long one attempt may take before it counts as failed. */
+  attemptTimeoutMs: number;
+  /** Source of jitter, in [0, 1). */
+  random: () => number;
+}
+
+const ACKNOWLEDGED = new Set([200, 201]);
+
+/**
+ * Delivers events as the Service does (spec 6, rules 6–7): 200 or 201 ends a delivery; anything else,
+ * a timeout or a refused connection is retried with exponential backoff and jitter until the retry
+ * window ends, then dropped. Emits `'attempt'` and `'settled'`.
+ */
+export class DeliveryScheduler extends EventEmitter {
+  readonly attempts: AttemptRecord[] = [];
+  readonly deliveries: DeliveryRecord[] = [];
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #running = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(
+    private readonly policy: RetryPolicy,
+    private readonly lookup: (webhookId: string) => EmulatedWebhook | undefined,
+  ) {
+    super();
+  }
+
+  get pending(): number {
+    return this.deliveries.filter((d) => d.state === 'pending').length;
+  }
+
+  start(webhook: EmulatedWebhook, envelope: DeliveryEnvelope): DeliveryRecord {
+    const delivery: DeliveryRecord = {
+      eventId: envelope.id,
+      type: envelope.type,
+      webhookId: webhook.id,
+      state: 'pending',
+      attempts: 0,
+      envelope,
+    };
+    this.deliveries.push(delivery);
+    this.#attempt(delivery, Date.now());
+    return delivery;
+  }
+
+  /** The wait before attempt `n + 1`: exponential, capped, with "equal jitter" so retries spread out. */
+  backoff(attempt: number): number {
+    const { initialBackoffMs, maxBackoffMs, random } = this.policy;
+    const base = Math.min(maxBackoffMs, initialBackoffMs * 2 ** (attempt - 1));
+    return base / 2 + (random() * base) / 2;
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    return Promise.allSettled([...this.#running]).then(() => undefined);
+  }
+
+  #attempt(delivery: DeliveryRecord, firstAt: number): void {
+    const run = this.#run(delivery, firstAt);
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
+  }
+
+  async #run(delivery: DeliveryRecord, firstAt: number): Promise<void> {
+    const webhook = this.lookup(delivery.webhookId);
+    if (this.#closed) return;
+    if (webhook === undefined) return this.#settle(delivery, 'dropped');
+    delivery.attempts++;
+    const started = Date.now();
+    const result = await postDelivery(webhook, delivery.envelope, this.policy.attemptTimeoutMs);
+    const acknowledged = result.status !== null && ACKNOWLEDGED.has(result.status);
+    const wait = this.backoff(delivery.attempts);
+    const retry = !acknowledged && !this.#closed && Date.now() + wait - firstAt <= this.policy.retryWindowMs;
+    const record: AttemptRecord = {
+      eventId: delivery.eventId,
+      type: delivery.type,
+      webhookId: delivery.webhookId,
+      attempt: delivery.attempts,
+      status: result.status,
+      error: result.error,
+      at: new Date(started).toISOString(),
+      durationMs: Date.now() - started,
+      outcome: acknowledged ? 'acknowledged' : retry ? 'retrying' : 'dropped',
+    };
+    this.attempts.push(record);
+    this.emit('attempt', record);
+    if (acknowledged) return this.#settle(delivery, 'acknowledged');
+    if (!retry) return this.#settle(delivery, 'dropped');
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      this.#attempt(delivery, firstAt);
+    }, wait);
+    this.#timers.add(timer);
+  }
+
+  #settle(delivery: DeliveryRecord, state: 'acknowledged' | 'dropped'): void {
+    delivery.state = state;
+    this.emit('settled', delivery);
+  }
+}
