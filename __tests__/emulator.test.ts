@@ -261,10 +261,10 @@ describe('emulator', () => {
       const router = createEventRouter().on('ag.access_pass.issued', () => void runs++);
       // The token exists only once the webhook is registered, and registering sends the handshake:
       // answer handshakes on their own, and build the receiver once the token is known.
-      let receiver: express.RequestHandler | undefined;
+      const mounted: { receiver?: express.RequestHandler } = {};
       const app = express();
       app.use('/hook', challengeHandshake(), (req, res, next) =>
-        receiver ? receiver(req, res, next) : res.sendStatus(503),
+        mounted.receiver ? mounted.receiver(req, res, next) : res.sendStatus(503),
       );
       const server = await listen(app);
       closers.push(server.close);
@@ -274,7 +274,7 @@ describe('emulator', () => {
         subscribedEvents: ['ag.access_pass.issued'],
       });
       expect(webhook.verified).toBe(true);
-      receiver = webhookReceiver({ bearerTokens: [webhook.privateKey], router, logger: false });
+      mounted.receiver = webhookReceiver({ bearerTokens: [webhook.privateKey], router, logger: false });
       const { event } = emulator.emit('ag.access_pass.issued');
       await emulator.waitForDeliveries({ eventId: event.id });
       emulator.deliver(event);
