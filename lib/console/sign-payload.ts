@@ -12,7 +12,14 @@ export function signPayload(payloadText: string, secretKey: string): string {
 const HEX_SIGNATURE = /^[0-9a-f]{64}$/;
 
 /** Checks a presented signature in constant time; anything not 64 lowercase hex digits is wrong. */
-export function verifyPayloadSignature(payloadText: string, secretKey: string, signature: string | undefined): boolean {
+export function verifyPayloadSignature(
+  payloadText: string,
+  secretKey: string,
+  signature: string | undefined,
+): boolean {
   if (signature === undefined || !HEX_SIGNATURE.test(signature)) return false;
-  return timingSafeEqual(Buffer.from(signPayload(payloadText, secretKey), 'hex'), Buffer.from(signature, 'hex'));
+  return timingSafeEqual(
+    Buffer.from(signPayload(payloadText, secretKey), 'hex'),
+    Buffer.from(signature, 'hex'),
+  );
 }

@@ -34,12 +34,19 @@ const createBody = z.object({
   ),
   auth_method: z.enum(['bearer_token', 'mtls'], { error: "must be 'bearer_token' or 'mtls'" }).nullish(),
   subscribed_events: z
-    .array(z.enum(EVENT_TYPES, { error: 'must be an event type of spec section 6' }), { error: 'must be an array' })
+    .array(z.enum(EVENT_TYPES, { error: 'must be an event type of spec section 6' }), {
+      error: 'must be an array',
+    })
     .min(1, { error: 'must name at least one event type' }),
 });
 
 const pageParam = (max: number, fallback: number) =>
-  z.coerce.number({ error: 'must be a whole number' }).int({ error: 'must be a whole number' }).min(1).max(max).default(fallback);
+  z.coerce
+    .number({ error: 'must be a whole number' })
+    .int({ error: 'must be a whole number' })
+    .min(1)
+    .max(max)
+    .default(fallback);
 const listQuery = z.object({ page: pageParam(Number.MAX_SAFE_INTEGER, 1), per_page: pageParam(100, 50) });
 
 export function toWire(webhook: EmulatedWebhook): Record<string, unknown> {
@@ -56,7 +63,12 @@ export function toWire(webhook: EmulatedWebhook): Record<string, unknown> {
 const unauthorized = (detail: string) =>
   new HttpProblem({ status: 401, slug: 'unsigned-request', title: 'Unauthorized', detail });
 const notFound = (id: string) =>
-  new HttpProblem({ status: 404, slug: 'webhook-not-found', title: 'Not Found', detail: `No webhook ${id} on this account.` });
+  new HttpProblem({
+    status: 404,
+    slug: 'webhook-not-found',
+    title: 'Not Found',
+    detail: `No webhook ${id} on this account.`,
+  });
 
 /** The payload text that was signed: the raw body for POST, `sig_payload` for GET and DELETE. */
 function signedText(req: Request): string | undefined {
@@ -72,7 +84,8 @@ function signedRequest(backend: ConsoleBackend): RequestHandler {
     const account = accountId === undefined ? undefined : backend.accounts.get(accountId);
     if (account === undefined) return next(unauthorized('Unknown or missing X-ACCT-ID.'));
     const text = signedText(req);
-    if (text === undefined) return next(unauthorized('GET and DELETE must carry the signed payload as sig_payload.'));
+    if (text === undefined)
+      return next(unauthorized('GET and DELETE must carry the signed payload as sig_payload.'));
     if (!verifyPayloadSignature(text, account.secretKey, req.get('X-PAYLOAD-SIG'))) {
       return next(unauthorized('X-PAYLOAD-SIG does not match the payload signed with the account secret.'));
     }
@@ -85,7 +98,12 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text === '' ? '{}' : text);
   } catch {
-    throw new HttpProblem({ status: 400, slug: 'invalid-json', title: 'Bad Request', detail: 'The body is not valid JSON.' });
+    throw new HttpProblem({
+      status: 400,
+      slug: 'invalid-json',
+      title: 'Bad Request',
+      detail: 'The body is not valid JSON.',
+    });
   }
 }
 
@@ -97,7 +115,8 @@ export function consoleApi(backend: ConsoleBackend): Router {
 
   router.get('/v1/console/webhooks', (req, res) => {
     const query = listQuery.safeParse(req.query);
-    if (!query.success) throw schemaProblem(query.error, { prefix: '', slug: 'invalid-query', what: 'Query parameter' });
+    if (!query.success)
+      throw schemaProblem(query.error, { prefix: '', slug: 'invalid-query', what: 'Query parameter' });
     const { page, per_page } = query.data;
     const all = backend.webhooksOf(res.locals.accountId as string);
     const items = all.slice((page - 1) * per_page, page * per_page).map(toWire);
@@ -109,7 +128,8 @@ export function consoleApi(backend: ConsoleBackend): Router {
 
   router.post('/v1/console/webhooks', (req, res) => {
     const body = createBody.safeParse(parseJson(req.body as string));
-    if (!body.success) throw schemaProblem(body.error, { prefix: '', slug: 'invalid-webhook', what: 'Field' });
+    if (!body.success)
+      throw schemaProblem(body.error, { prefix: '', slug: 'invalid-webhook', what: 'Field' });
     const { name, url, auth_method, subscribed_events } = body.data;
     const webhook = backend.create(res.locals.accountId as string, {
       name,
@@ -121,7 +141,8 @@ export function consoleApi(backend: ConsoleBackend): Router {
   });
 
   router.delete('/v1/console/webhooks/:id', (req, res) => {
-    if (!backend.remove(res.locals.accountId as string, req.params.id as string)) throw notFound(req.params.id as string);
+    if (!backend.remove(res.locals.accountId as string, req.params.id as string))
+      throw notFound(req.params.id as string);
     res.status(204).end();
   });
 
@@ -136,8 +157,18 @@ export function consoleApi(backend: ConsoleBackend): Router {
       error instanceof HttpProblem
         ? error
         : (error as { type?: string }).type === 'entity.too.large'
-          ? new HttpProblem({ status: 413, slug: 'body-too-large', title: 'Content Too Large', detail: 'The body is over 64 KiB.' })
-          : new HttpProblem({ status: 500, slug: 'internal-error', title: 'Internal Server Error', detail: 'The emulator failed.' });
+          ? new HttpProblem({
+              status: 413,
+              slug: 'body-too-large',
+              title: 'Content Too Large',
+              detail: 'The body is over 64 KiB.',
+            })
+          : new HttpProblem({
+              status: 500,
+              slug: 'internal-error',
+              title: 'Internal Server Error',
+              detail: 'The emulator failed.',
+            });
     sendProblem(res, problem);
   }) as express.ErrorRequestHandler);
   return router;

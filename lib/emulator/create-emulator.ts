@@ -50,7 +50,11 @@ export interface WaitOptions {
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value < 0) {
-    throw new OptionsError('ERR_SW_OPTION', 'createEmulator', `${name} must be a non-negative number (got ${String(value)})`);
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      'createEmulator',
+      `${name} must be a non-negative number (got ${String(value)})`,
+    );
   }
   return value;
 }
@@ -67,7 +71,11 @@ export class Emulator {
   readonly #options: Required<Omit<EmulatorOptions, 'account' | 'port'>>;
 
   /** Use {@link createEmulator}. */
-  constructor(server: http.Server, account: ConsoleAccount, options: Required<Omit<EmulatorOptions, 'account' | 'port'>>) {
+  constructor(
+    server: http.Server,
+    account: ConsoleAccount,
+    options: Required<Omit<EmulatorOptions, 'account' | 'port'>>,
+  ) {
     this.#server = server;
     this.account = account;
     this.#options = options;
@@ -98,10 +106,14 @@ export class Emulator {
   }
 
   /** Changes a webhook; a new URL makes it unverified and sends the handshake again. */
-  async updateWebhook(id: string, change: Partial<Omit<RegisterWebhookInput, 'authMethod'>>): Promise<EmulatedWebhook> {
+  async updateWebhook(
+    id: string,
+    change: Partial<Omit<RegisterWebhookInput, 'authMethod'>>,
+  ): Promise<EmulatedWebhook> {
     const webhook = this.#get(id);
     if (change.name !== undefined) webhook.name = change.name;
-    if (change.subscribedEvents !== undefined) webhook.subscribedEvents = this.#events(change.subscribedEvents);
+    if (change.subscribedEvents !== undefined)
+      webhook.subscribedEvents = this.#events(change.subscribedEvents);
     if (change.url !== undefined && change.url !== webhook.url) {
       webhook.url = change.url;
       webhook.verified = false;
@@ -133,7 +145,11 @@ export class Emulator {
 
   /** Builds an event and delivers it to every verified webhook subscribed to its type, and no other. */
   emit(type: EventType, data: Record<string, unknown> = {}, options: EmitOptions = {}): EmitResult {
-    const event = buildEvent(type, data, { ...options, origin: this.#options.origin, schemaBaseUrl: this.url });
+    const event = buildEvent(type, data, {
+      ...options,
+      origin: this.#options.origin,
+      schemaBaseUrl: this.url,
+    });
     return this.deliver(event);
   }
 
@@ -152,13 +168,19 @@ export class Emulator {
   ): Promise<DeliveryRecord[]> {
     const matching = () =>
       this.deliveries.filter(
-        (d) => (filter.eventId === undefined || d.eventId === filter.eventId) && (filter.webhookId === undefined || d.webhookId === filter.webhookId),
+        (d) =>
+          (filter.eventId === undefined || d.eventId === filter.eventId) &&
+          (filter.webhookId === undefined || d.webhookId === filter.webhookId),
       );
     const done = () => {
       const found = matching();
       return found.length >= (filter.count ?? 1) && found.every((d) => d.state !== 'pending');
     };
-    return this.#waitUntil(done, options, () => `${matching().filter((d) => d.state === 'pending').length} deliveries pending`).then(matching);
+    return this.#waitUntil(
+      done,
+      options,
+      () => `${matching().filter((d) => d.state === 'pending').length} deliveries pending`,
+    ).then(matching);
   }
 
   /** Resolves once no delivery is pending and no handshake is in flight. */
@@ -189,7 +211,8 @@ export class Emulator {
         return webhook;
       },
       remove: (accountId, id) => this.#webhooks.get(id)?.accountId === accountId && this.#webhooks.delete(id),
-      verify: (accountId, id) => (this.#webhooks.get(id)?.accountId === accountId ? this.verifyWebhook(id) : undefined),
+      verify: (accountId, id) =>
+        this.#webhooks.get(id)?.accountId === accountId ? this.verifyWebhook(id) : undefined,
     };
   }
 
@@ -212,7 +235,9 @@ export class Emulator {
   #events(types: readonly string[]): EventType[] {
     const unknown = types.filter((t) => !isEventType(t));
     if (types.length === 0 || unknown.length > 0) {
-      throw new TypeError(`[service-webhooks] emulator: subscribedEvents must be event types of the catalogue (got ${JSON.stringify(unknown.length ? unknown : types)})`);
+      throw new TypeError(
+        `[service-webhooks] emulator: subscribedEvents must be event types of the catalogue (got ${JSON.stringify(unknown.length ? unknown : types)})`,
+      );
     }
     return [...types] as EventType[];
   }
@@ -271,7 +296,10 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     origin: options.origin ?? 'access-grid',
     random: options.random ?? Math.random,
   };
-  const account = options.account ?? { accountId: 'acct_emulator', secretKey: randomBytes(32).toString('hex') };
+  const account = options.account ?? {
+    accountId: 'acct_emulator',
+    secretKey: randomBytes(32).toString('hex'),
+  };
   const app = express();
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {

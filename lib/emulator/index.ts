@@ -1,4 +1,10 @@
-export { createEmulator, Emulator, type EmitOptions, type EmulatorOptions, type WaitOptions } from './create-emulator';
+export {
+  createEmulator,
+  Emulator,
+  type EmitOptions,
+  type EmulatorOptions,
+  type WaitOptions,
+} from './create-emulator';
 export type { ConsoleAccount } from './console-api';
 export type {
   AttemptRecord,

@@ -12,9 +12,20 @@ function authHeaders(webhook: EmulatedWebhook): Record<string, string> {
   return webhook.authMethod === 'bearer_token' ? { Authorization: `Bearer ${webhook.privateKey}` } : {};
 }
 
-async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<OutboundResult> {
+async function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<OutboundResult> {
   try {
-    const res = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     // Bounded: a receiver's answer is read only to check a handshake echo.
     const text = (await res.text()).slice(0, 64 * 1024);
     let parsed: unknown = null;
@@ -27,18 +38,32 @@ async function post(url: string, headers: Record<string, string>, body: string, 
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
     const name = (error as Error).name;
-    const reason = name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (cause ?? (error as Error).message);
+    const reason =
+      name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (cause ?? (error as Error).message);
     return { status: null, error: reason, body: null };
   }
 }
 
 /** POSTs one delivery with the headers of spec 5.2. */
-export function postDelivery(webhook: EmulatedWebhook, envelope: DeliveryEnvelope, timeoutMs: number): Promise<OutboundResult> {
-  return post(webhook.url, { ...DELIVERY_HEADERS, ...authHeaders(webhook) }, JSON.stringify(envelope), timeoutMs);
+export function postDelivery(
+  webhook: EmulatedWebhook,
+  envelope: DeliveryEnvelope,
+  timeoutMs: number,
+): Promise<OutboundResult> {
+  return post(
+    webhook.url,
+    { ...DELIVERY_HEADERS, ...authHeaders(webhook) },
+    JSON.stringify(envelope),
+    timeoutMs,
+  );
 }
 
 /** POSTs the handshake of spec 5.3; true only if the answer echoes the challenge. */
-export async function postHandshake(webhook: EmulatedWebhook, challenge: string, timeoutMs: number): Promise<boolean> {
+export async function postHandshake(
+  webhook: EmulatedWebhook,
+  challenge: string,
+  timeoutMs: number,
+): Promise<boolean> {
   const headers = {
     'Content-Type': 'application/json',
     'User-Agent': DELIVERY_HEADERS['User-Agent'],

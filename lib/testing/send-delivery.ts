@@ -22,7 +22,6 @@ function request(target: Target): ReturnType<Supertest> {
   return supertest(target);
 }
 
-
 export interface SendOptions {
   /** The bearer token sent as `Authorization: Bearer <token>`; omit it to send none. */
   token?: string;
