@@ -1,0 +1,46 @@
+/** The console API answered with an error status. */
+export class ConsoleApiError extends Error {
+  readonly status: number;
+  /** The parsed body (problem+json or whatever the API sent), or its text. */
+  readonly body: unknown;
+  readonly method: string;
+  readonly path: string;
+
+  constructor(method: string, path: string, status: number, body: unknown, explanation?: string) {
+    const detail = explanation ?? (body as { detail?: unknown } | null)?.detail;
+    super(
+      `[service-webhooks] console ${method} ${path} answered ${status}${typeof detail === 'string' ? `: ${detail}` : ''}`,
+    );
+    this.name = 'ConsoleApiError';
+    this.status = status;
+    this.body = body;
+    this.method = method;
+    this.path = path;
+  }
+}
+
+/** The request never got an answer: a refused connection, a DNS failure, a timeout. */
+export class ConsoleNetworkError extends Error {
+  readonly method: string;
+  readonly path: string;
+
+  constructor(method: string, path: string, reason: string, cause: unknown) {
+    super(`[service-webhooks] console ${method} ${path} failed: ${reason}; check baseUrl and the network`, {
+      cause,
+    });
+    this.name = 'ConsoleNetworkError';
+    this.method = method;
+    this.path = path;
+  }
+}
+
+/** A call's arguments break a rule of the console API; raised before any request is sent. */
+export class ConsoleValidationError extends TypeError {
+  readonly field: string;
+
+  constructor(method: string, field: string, rule: string) {
+    super(`[service-webhooks] ConsoleClient.${method}: ${field} ${rule}`);
+    this.name = 'ConsoleValidationError';
+    this.field = field;
+  }
+}

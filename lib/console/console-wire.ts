@@ -1,0 +1,89 @@
+import type { EventType } from '../events/catalogue';
+
+export type AuthMethod = 'bearer_token' | 'mtls';
+
+/** A webhook record (spec 2.5). Fields the spec does not show are optional. */
+export interface ConsoleWebhook {
+  id: string;
+  name: string;
+  verified: boolean;
+  url?: string;
+  authMethod?: AuthMethod | (string & {});
+  subscribedEvents?: string[];
+  /** Only in the answer to `createWebhook`: the webhook's secret, its delivery bearer token. */
+  privateKey?: string;
+}
+
+export interface CreateWebhookInput {
+  name: string;
+  url: string;
+  /** Defaults to `'bearer_token'`. */
+  authMethod?: AuthMethod;
+  subscribedEvents: readonly EventType[];
+}
+
+export interface WebhookPage {
+  webhooks: ConsoleWebhook[];
+  page: number;
+  perPage: number;
+  /** From the response when it says; null when it does not. */
+  totalCount: number | null;
+  totalPages: number | null;
+  /** Whether another page may follow. */
+  hasMore: boolean;
+}
+
+type Wire = Record<string, unknown>;
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const num = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? value : null;
+
+/** The one place snake_case on the wire becomes camelCase in TypeScript, and back. */
+export function webhookFromWire(wire: Wire): ConsoleWebhook {
+  const webhook: ConsoleWebhook = {
+    id: String(wire.id),
+    name: String(wire.name ?? ''),
+    verified: wire.verified === true,
+  };
+  const url = str(wire.url);
+  const authMethod = str(wire.auth_method);
+  const privateKey = str(wire.private_key);
+  if (url !== undefined) webhook.url = url;
+  if (authMethod !== undefined) webhook.authMethod = authMethod;
+  if (Array.isArray(wire.subscribed_events)) webhook.subscribedEvents = wire.subscribed_events.map(String);
+  if (privateKey !== undefined) webhook.privateKey = privateKey;
+  return webhook;
+}
+
+export function createInputToWire(input: CreateWebhookInput): Wire {
+  return {
+    name: input.name,
+    url: input.url,
+    auth_method: input.authMethod ?? 'bearer_token',
+    subscribed_events: [...input.subscribedEvents],
+  };
+}
+
+/**
+ * The list envelope is "not shown" in the spec, so it is read tolerantly: a bare array, or an object
+ * holding the array under `webhooks` or `data`, with pagination fields (`page`, `per_page`,
+ * `total_count` or `total`, `total_pages`) at the top or under `pagination`/`meta` when present.
+ * Without them, a full page means another may follow.
+ */
+export function pageFromWire(body: unknown, page: number, perPage: number): WebhookPage | null {
+  const holder = Array.isArray(body) ? null : (body as Wire | null);
+  const items = Array.isArray(body) ? body : (holder?.webhooks ?? holder?.data);
+  if (!Array.isArray(items)) return null;
+  const meta = (holder?.pagination ?? holder?.meta ?? holder ?? {}) as Wire;
+  const totalCount = num(meta.total_count) ?? num(meta.total);
+  const totalPages = num(meta.total_pages) ?? (totalCount === null ? null : Math.ceil(totalCount / perPage));
+  return {
+    webhooks: items.map((item) => webhookFromWire(item as Wire)),
+    page: num(meta.page) ?? page,
+    perPage: num(meta.per_page) ?? perPage,
+    totalCount,
+    totalPages,
+    hasMore: totalPages === null ? items.length >= perPage : page < totalPages,
+  };
+}
