@@ -5,4 +5,9 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   testTimeout: 20000,
+  // Tests import the package by its name, as a user's tests do.
+  moduleNameMapper: {
+    '^service-webhooks$': '<rootDir>/lib/index.ts',
+    '^service-webhooks/(testing|emulator|console)$': '<rootDir>/lib/$1/index.ts',
+  },
 };

@@ -98,3 +98,20 @@ describe('README', () => {
     }
   });
 });
+
+describe('README testing example', () => {
+  it('is the test that runs in __tests__/testing.test.ts', () => {
+    const body = (text: string) =>
+      text
+        .split('\n')
+        .filter((line) => !line.startsWith('import ') && line.trim() !== '')
+        .map((line) => line.trim())
+        .join('\n');
+    const test = readFileSync(path.join(__dirname, 'testing.test.ts'), 'utf8');
+    const region = test.slice(
+      test.indexOf('// README:start') + '// README:start'.length,
+      test.indexOf('// README:end'),
+    );
+    expect(body(codeAfter('## Testing your receiver'))).toBe(body(region));
+  });
+});

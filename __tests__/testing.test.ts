@@ -1,0 +1,134 @@
+import express from 'express';
+import { EVENT_TYPES, createEventRouter, webhookReceiver } from 'service-webhooks';
+import { buildEvent, deliverEvent, sendEvent, sendHandshake } from 'service-webhooks/testing';
+import { app, passes } from './fixtures/user-app';
+
+describe('the README example, as a user writes it', () => {
+  // README:start
+  const token = 'test-token'; // the bearer token your app is configured with in tests
+
+  test('a pass issuance is stored', async () => {
+    const res = await deliverEvent(
+      app,
+      'ag.access_pass.issued',
+      { full_name: 'Grace Hopper' },
+      { token, path: '/webhooks' },
+    )
+      .expect(200)
+      .expect((r) => expect(r.body.status).toBe('processed'));
+    expect(passes.get(res.body.id)).toEqual({ holder: 'Grace Hopper', card: '100234' });
+  });
+
+  test('the earlier flat layout works too, and a redelivery is not processed twice', async () => {
+    const event = buildEvent('ag.access_pass.devices.added', {}, { layout: 'B' });
+    await sendEvent(app, event, { token, path: '/webhooks' }).expect(200);
+    await sendEvent(app, event, { token, path: '/webhooks' }).expect(200, {
+      id: event.id,
+      type: event.type,
+      status: 'duplicate',
+    });
+  });
+
+  test('a wrong token is refused', async () => {
+    await deliverEvent(app, 'ag.access_pass.issued', {}, { token: 'wrong', path: '/webhooks' }).expect(401);
+  });
+
+  test('the handshake is echoed', async () => {
+    await sendHandshake(app, { path: '/webhooks', challenge: 'abc' }).expect(200, { challenge: 'abc' });
+  });
+  // README:end
+});
+
+describe('buildEvent', () => {
+  const strict = express();
+  strict.use(
+    webhookReceiver({
+      bearerTokens: ['t'],
+      router: createEventRouter(),
+      validation: 'strict',
+      logger: false,
+    }),
+  );
+  const cases = EVENT_TYPES.flatMap((type) => (['A', 'B'] as const).map((layout) => [type, layout] as const));
+
+  it.each(cases)('builds %s in layout %s that a strict receiver accepts', async (type, layout) => {
+    await deliverEvent(strict, type, {}, { token: 't', layout }).expect(200);
+  });
+
+  it('gives realistic defaults for each family', () => {
+    const issued = buildEvent('ag.access_pass.issued');
+    expect(issued).toMatchObject({
+      specversion: '1.0',
+      source: '/service/access-grid',
+      datacontenttype: 'application/json',
+    });
+    expect(issued.dataschema).toBe('https://service.example/schemas/access_pass/v1.4.0.json');
+    expect(buildEvent('ag.card_template.created').dataschema).toBe(
+      'https://service.example/schemas/card_template/v2.1.0.json',
+    );
+    expect(issued.data.tag_id).toMatch(/^[0-9a-f]{14}$/);
+    expect(Date.parse(issued.data.start_date as string)).not.toBeNaN();
+    expect(issued.data.details).toMatchObject({ card_number: '100234', site_code: '69' });
+    expect(issued.data).not.toHaveProperty('devices');
+    expect(buildEvent('ag.access_pass.devices.added').data.devices).toHaveLength(1);
+    expect(buildEvent('ag.account_balance.low').data).toMatchObject({
+      current_balance: 42.5,
+      threshold: 100,
+      amount_below_threshold: 57.5,
+    });
+    const b = buildEvent('ag.access_pass.devices.added', {}, { layout: 'B' });
+    expect(b.source).toBe('service');
+    expect(b).not.toHaveProperty('dataschema');
+    expect(b.data).toMatchObject({
+      access_pass_id: 'ap_7d41b0e2',
+      device: { id: 'dev_5c2e91aa', type: 'iphone' },
+    });
+  });
+
+  it('gives a fresh id and time unless told, and applies overrides', () => {
+    const [one, two] = [buildEvent('ag.hid_org.created'), buildEvent('ag.hid_org.created')];
+    expect(one.id).not.toBe(two.id);
+    expect(Math.abs(Date.parse(one.time) - Date.now())).toBeLessThan(5000);
+    const fixed = buildEvent(
+      'ag.hid_org.created',
+      { hid_org_id: 'hid_9', organization_name: undefined },
+      { id: 'evt_1', time: '2026-01-02T03:04:05Z', origin: 'eu' },
+    );
+    expect(fixed).toMatchObject({ id: 'evt_1', time: '2026-01-02T03:04:05.000Z', source: '/service/eu' });
+    expect(fixed.data).toEqual({ hid_org_id: 'hid_9' });
+  });
+});
+
+describe('sendEvent and sendHandshake', () => {
+  function recorder() {
+    const seen: { headers: express.Request['headers']; body: string }[] = [];
+    const target = express();
+    target.use(express.text({ type: () => true }));
+    target.post('/in', (req, res) => {
+      seen.push({ headers: req.headers, body: req.body as string });
+      res.sendStatus(200);
+    });
+    return { seen, target };
+  }
+
+  it('sends the exact headers of a delivery (spec 5.2)', async () => {
+    const { seen, target } = recorder();
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(target, event, { token: 'tok_1', path: '/in' }).expect(200);
+    expect(seen[0]?.headers).toMatchObject({
+      'content-type': 'application/cloudevents+json; charset=utf-8',
+      'user-agent': 'Service-Webhooks/1.0',
+      authorization: 'Bearer tok_1',
+    });
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual(event);
+  });
+
+  it('sends no Authorization without a token, and a handshake with the challenge in header and body', async () => {
+    const { seen, target } = recorder();
+    await sendEvent(target, buildEvent('ag.hid_org.created'), { path: '/in' }).expect(200);
+    await sendHandshake(target, { path: '/in', challenge: 'c1' }).expect(200);
+    expect(seen[0]?.headers.authorization).toBeUndefined();
+    expect(seen[1]?.headers['x-service-webhook-challenge']).toBe('c1');
+    expect(JSON.parse(seen[1]?.body ?? '')).toEqual({ challenge: 'c1' });
+  });
+});

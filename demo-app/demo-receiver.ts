@@ -1,0 +1,182 @@
+// The receiver a customer could copy. In your app, import from 'service-webhooks' instead of '../lib'.
+import express, { type Express, type RequestHandler } from 'express';
+import {
+  challengeHandshake,
+  createEventRouter,
+  webhookReceiver,
+  type AnyWebhookEvent,
+  type Logger,
+  type WebhookReceiver,
+} from '../lib';
+import { DASHBOARD_HTML } from './dashboard-page';
+
+/** One line of the dashboard: one delivery as the receiver saw it. */
+export interface DeliveryLogEntry {
+  seq: number;
+  at: string;
+  type: string;
+  layout: string;
+  eventId: string;
+  /** How many deliveries of this event the receiver has seen, this one included. */
+  attempt: number;
+  status: number;
+  outcome: 'processed' | 'duplicate' | 'unhandled' | 'failed' | 'rejected';
+}
+
+export interface DemoReceiver {
+  app: Express;
+  /** Builds the receiver once the webhook's token is known (it exists only after registration). */
+  useToken(token: string): void;
+  setWebhook(webhook: { id: string; verified: boolean }): void;
+  /** Times each event's handlers succeeded, by event id. */
+  readonly handled: ReadonlyMap<string, number>;
+  readonly log: readonly DeliveryLogEntry[];
+  drain(): Promise<void>;
+}
+
+function describe(event: AnyWebhookEvent): string {
+  const { data } = event;
+  if (event.type.startsWith('ag.access_pass.'))
+    return `pass ${data.id} (${data.full_name ?? 'holder unknown'}), state ${data.state ?? '—'}`;
+  if (event.type.startsWith('ag.account_balance.'))
+    return `balance ${data.current_balance} < threshold ${data.threshold}`;
+  return `${data.card_template_id ?? data.landing_page_id ?? data.credential_profile_id ?? data.hid_org_id ?? 'no id'}`;
+}
+
+export function createDemoReceiver(logger: Logger | false = false): DemoReceiver {
+  const handled = new Map<string, number>();
+  const failedOnce = new Set<string>();
+  const log: DeliveryLogEntry[] = [];
+  const seen = new Map<string, number>();
+  const listeners = new Set<(name: string, data: unknown) => void>();
+  let webhook = { id: '', verified: false };
+  let receiver: WebhookReceiver | undefined;
+
+  const publish = (name: string, data: unknown) => listeners.forEach((send) => send(name, data));
+  const succeeded = (event: AnyWebhookEvent, line: string) => {
+    handled.set(event.id, (handled.get(event.id) ?? 0) + 1);
+    if (logger && logger.info)
+      (logger.info as (m: object, s: string) => void)(
+        { id: event.id, layout: event.layout },
+        `${event.type}: ${line}`,
+      );
+  };
+
+  const router = createEventRouter()
+    .on('ag.access_pass.issued', (event) =>
+      succeeded(event, `issued, card ${event.data.details.card_number}`),
+    )
+    .on('ag.access_pass.devices.*', (event) =>
+      succeeded(event, `device ${event.data.devices[0].id} (${event.data.devices[0].type})`),
+    )
+    .on(
+      [
+        'ag.access_pass.activated',
+        'ag.access_pass.updated',
+        'ag.access_pass.suspended',
+        'ag.access_pass.resumed',
+        'ag.access_pass.unlinked',
+        'ag.access_pass.deleted',
+        'ag.access_pass.expired',
+        'ag.access_pass.renewed',
+        'ag.access_pass.failed',
+      ],
+      (event) => succeeded(event, describe(event)),
+    )
+    .on('ag.card_template.*', (event) => {
+      // The scenario's flaky dependency: fails the first time it sees a marked event.
+      if (event.data.metadata.fail_once === true && !failedOnce.has(event.id)) {
+        failedOnce.add(event.id);
+        throw new Error('template store briefly unavailable');
+      }
+      succeeded(event, `template ${event.data.card_template_id} (${event.data.protocol})`);
+    })
+    .on('ag.card_template_pair.*', (event) =>
+      succeeded(event, `pair of ${event.data.card_templates?.length ?? 0} templates`),
+    )
+    .on('ag.landing_page.*', (event) => succeeded(event, `landing page ${event.data.landing_page_id}`))
+    .on('ag.credential_profile.*', (event) => succeeded(event, `profile ${event.data.credential_profile_id}`))
+    .on('ag.hid_org.*', (event) => succeeded(event, `HID org ${event.data.hid_org_id}`))
+    .on('ag.account_balance.low', (event) => succeeded(event, describe(event)))
+    .on('ag.webhook.cert_expiring', (event) => succeeded(event, 'certificate expiring'))
+    .onAny((_event, { res }) => void (res.locals.demoHandlersRan = true));
+
+  /** Logs what the receiver answered, once the answer is sent. */
+  const record: RequestHandler = (_req, res, next) => {
+    res.on('finish', () => {
+      const event = res.locals.webhookEvent as AnyWebhookEvent | undefined;
+      if (event === undefined) return;
+      const attempt = (seen.get(event.id) ?? 0) + 1;
+      seen.set(event.id, attempt);
+      const ran = res.locals.demoHandlersRan === true;
+      const outcome: DeliveryLogEntry['outcome'] =
+        res.statusCode === 200
+          ? ran
+            ? handled.has(event.id)
+              ? 'processed'
+              : 'unhandled'
+            : 'duplicate'
+          : res.statusCode >= 500 || res.statusCode === 409
+            ? 'failed'
+            : 'rejected';
+      const entry = {
+        seq: log.length + 1,
+        at: new Date().toISOString(),
+        type: event.type,
+        layout: event.layout,
+        eventId: event.id,
+        attempt,
+        status: res.statusCode,
+        outcome,
+      };
+      log.push(entry);
+      publish('delivery', entry);
+    });
+    next();
+  };
+
+  const app = express();
+  app.get('/', (_req, res) => void res.type('html').send(DASHBOARD_HTML));
+  app.get('/events', (req, res) => {
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+    });
+    const send = (name: string, data: unknown) =>
+      res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    send('webhook', webhook);
+    log.forEach((entry) => send('delivery', entry));
+    listeners.add(send);
+    req.on('close', () => listeners.delete(send));
+  });
+  app.get('/state', (_req, res) => void res.json({ webhook, deliveries: log }));
+  app.use('/webhooks', challengeHandshake(), record, (req, res, next) => {
+    if (receiver === undefined) {
+      res.status(503).set('Retry-After', '1').type('application/problem+json');
+      return void res.send(
+        JSON.stringify({
+          type: 'about:blank',
+          title: 'Service Unavailable',
+          status: 503,
+          detail: 'The receiver has no token yet; retry shortly.',
+        }),
+      );
+    }
+    receiver(req, res, next);
+  });
+
+  return {
+    app,
+    handled,
+    log,
+    useToken(token) {
+      receiver = webhookReceiver({ bearerTokens: [token], router, logger: logger || false, timeoutMs: 5000 });
+    },
+    setWebhook(next) {
+      webhook = { ...next };
+      publish('webhook', webhook);
+    },
+    drain: () => receiver?.drain() ?? Promise.resolve(),
+  };
+}
