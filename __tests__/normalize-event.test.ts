@@ -222,3 +222,26 @@ describe('parseSchemaVersion', () => {
     expect(parseSchemaVersion(url)).toEqual(expected);
   });
 });
+
+describe('a dataschema of another form', () => {
+  it('is accepted with schemaVersion null, and logged', async () => {
+    const records: string[] = [];
+    const seen: AnyWebhookEvent[] = [];
+    const app = express();
+    const logger = { info: (_meta: unknown, message: string) => void records.push(message) };
+    app.use(
+      webhookReceiver({
+        bearerTokens: [TOKEN],
+        router: createEventRouter().onAny((e) => void seen.push(e)),
+        logger,
+      }),
+    );
+    const envelope = {
+      ...buildEvent('ag.hid_org.created'),
+      dataschema: 'https://service.example/schemas/hid_org/latest',
+    };
+    await sendEvent(app, envelope, { token: TOKEN }).expect(200);
+    expect(seen[0]).toMatchObject({ layout: 'A', dataschema: envelope.dataschema, schemaVersion: null });
+    expect(records.some((m) => m.includes('schemaVersion is null'))).toBe(true);
+  });
+});

@@ -58,6 +58,18 @@ describe('the packed tarball', () => {
     });
   }, 180_000);
 
+  it('works with Express 4, the older end of the peer range', () => {
+    const dir = app('cjs-express4-app', { type: 'commonjs' }, ['express@4']);
+    copyFileSync(path.join(FIXTURES, 'cjs-app.js'), path.join(dir, 'index.js'));
+    expect(run('node', ['-p', "require('express/package.json').version"], dir)).toMatch(/^4\./);
+    const out = JSON.parse(run('node', ['index.js'], dir));
+    expect(out).toMatchObject({
+      handshake: [200, { challenge: 'chl_cjs' }],
+      delivery: 200,
+      handled: ['evt_cjs'],
+    });
+  }, 180_000);
+
   it('works from import in an ESM TypeScript app, types included', () => {
     const dir = app('esm-app', { type: 'module' }, [
       'express@5',
