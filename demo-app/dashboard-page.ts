@@ -18,7 +18,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 </head>
 <body>
 <h1>service-webhooks demo receiver</h1>
-<div id="webhook">Webhook: <span id="webhook-id">not registered yet</span> · verified: <span id="verified" class="no">no</span> · events received: <span id="count">0</span></div>
+<div id="webhook">Webhook: <span id="webhook-id">not registered yet</span> · verified: <span id="verified" class="no">no</span> · deliveries received: <span id="count">0</span></div>
 <table>
   <thead><tr><th>#</th><th>time</th><th>type</th><th>layout</th><th>event id</th><th>attempt</th><th>status</th><th>outcome</th></tr></thead>
   <tbody id="rows"></tbody>
