@@ -1,9 +1,7 @@
 import http from 'node:http';
 import express from 'express';
 import request from 'supertest';
-import { bearerAuth, OptionsError } from '../lib';
-import { problemHandler } from '../lib/receiver/problem-handler';
-import { resolveLogger } from '../lib/logger';
+import { bearerAuth, OptionsError, problemHandler } from '../lib';
 import { listen } from './support/listen';
 
 function appWith(tokens: string[], reached: { count: number } = { count: 0 }) {
@@ -12,7 +10,7 @@ function appWith(tokens: string[], reached: { count: number } = { count: 0 }) {
     reached.count++;
     res.status(200).json({ ok: true });
   });
-  app.use(problemHandler(resolveLogger(false, 'test')));
+  app.use(problemHandler({ logger: false }));
   return app;
 }
 

@@ -1,8 +1,6 @@
 import express from 'express';
 import request from 'supertest';
-import { challengeHandshake, OptionsError } from '../lib';
-import { problemHandler } from '../lib/receiver/problem-handler';
-import { resolveLogger } from '../lib/logger';
+import { challengeHandshake, OptionsError, problemHandler } from '../lib';
 
 function appWith(options?: Parameters<typeof challengeHandshake>[0]) {
   const app = express();
@@ -12,7 +10,7 @@ function appWith(options?: Parameters<typeof challengeHandshake>[0]) {
     passed.push(req.method);
     res.status(299).json({ passedOn: true });
   });
-  app.use(problemHandler(resolveLogger(false, 'test')));
+  app.use(problemHandler({ logger: false }));
   return { app, passed };
 }
 

@@ -10,9 +10,8 @@ import {
   type EventRouter,
   type IdempotencyStore,
   type WebhookReceiverOptions,
+  problemHandler,
 } from '../lib';
-import { problemHandler } from '../lib/receiver/problem-handler';
-import { resolveLogger } from '../lib/logger';
 import { buildEvent, sendEvent } from '../lib/testing';
 import { captureLogger } from './support/capture-logger';
 
@@ -142,7 +141,7 @@ describe('dispatchEvent: the delivery contract', () => {
       (req, _res, next) => next(),
       dispatchEvent(router, { logger: false }),
     );
-    app.use(problemHandler(resolveLogger(false, 'test')));
+    app.use(problemHandler({ logger: false }));
     const event = buildEvent('ag.hid_org.created');
     await request(app)
       .post('/hooks')

@@ -2,9 +2,7 @@ import http from 'node:http';
 import { CloudEvent, HTTP } from 'cloudevents';
 import express from 'express';
 import request from 'supertest';
-import { getWebhookEvent, OptionsError, readCloudEvent, type AnyWebhookEvent } from '../lib';
-import { problemHandler } from '../lib/receiver/problem-handler';
-import { resolveLogger } from '../lib/logger';
+import { getWebhookEvent, OptionsError, problemHandler, readCloudEvent, type AnyWebhookEvent } from '../lib';
 import { buildEvent } from '../lib/testing';
 import { listen } from './support/listen';
 
@@ -18,7 +16,7 @@ function appWith(options: Parameters<typeof readCloudEvent>[0] = {}, before: exp
     seen.push(getWebhookEvent(res));
     res.status(200).json({ ok: true });
   });
-  app.use(problemHandler(resolveLogger(false, 'test')));
+  app.use(problemHandler({ logger: false }));
   return { app, seen };
 }
 

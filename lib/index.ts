@@ -17,7 +17,7 @@ export {
   type WebhookLocals,
 } from './receiver/read-cloud-event';
 export { dispatchEvent, type DispatchEventOptions, type DispatchHandler } from './receiver/dispatch-event';
-export { problemHandler } from './receiver/problem-handler';
+export { problemHandler, type ProblemHandlerOptions } from './receiver/problem-handler';
 export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './receiver/http-problem';
 export type { CloudEventEnvelope } from './receiver/cloud-event-envelope';
 export * from './events/catalogue';

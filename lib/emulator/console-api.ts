@@ -2,7 +2,7 @@ import express, { type Request, type RequestHandler, type Router } from 'express
 import { z } from 'zod';
 import { verifyPayloadSignature } from '../console/sign-payload';
 import { EVENT_TYPES } from '../events/catalogue';
-import { schemaProblem } from '../receiver/cloud-event-envelope';
+import { schemaProblem } from '../receiver/schema-problem';
 import { HttpProblem } from '../receiver/http-problem';
 import { sendProblem } from '../receiver/send-problem';
 import type { AuthMethod, EmulatedWebhook, RegisterWebhookInput } from './emulator-types';

@@ -59,7 +59,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
   const { bearerTokens: tokens, logger } = options;
   // Checked here first so the error names this factory's own option.
   createTokenVerifier(tokens, 'webhookReceiver', 'bearerTokens');
-  const log = resolveLogger(logger, 'webhookReceiver');
+  resolveLogger(logger, 'webhookReceiver');
   const dispatch = dispatchEvent(options.router, {
     timeoutMs: options.timeoutMs,
     idempotency: options.idempotency,
@@ -77,7 +77,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     readCloudEvent({ limit: options.limit, validation: options.validation, logger }),
     dispatch,
   );
-  router.use(problemHandler(log));
+  router.use(problemHandler({ logger }));
   router.drain = dispatch.drain;
   return router;
 }
