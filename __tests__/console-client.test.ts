@@ -240,6 +240,24 @@ describe('ConsoleClient on the wire', () => {
     }
   });
 
+  it('refuses an answer over 4 MiB without buffering it', async () => {
+    let sent = 0;
+    const huge = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 1024 * 1024;
+        controller.enqueue(new Uint8Array(1024 * 1024).fill(0x20));
+      },
+    });
+    const client = new ConsoleClient({
+      baseUrl: 'https://service.example',
+      accountId: 'a',
+      secretKey: SECRET,
+      fetch: async () => new Response(huge),
+    });
+    await expect(client.listWebhooks()).rejects.toThrow('failed: the answer is over 4194304 bytes');
+    expect(sent).toBeLessThanOrEqual(6 * 1024 * 1024);
+  });
+
   it('uses an injected fetch', async () => {
     const calls: string[] = [];
     const fake: typeof fetch = async (input) => {

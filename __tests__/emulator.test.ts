@@ -72,6 +72,20 @@ describe('emulator', () => {
       expect(webhook.verified).toBe(false);
     });
 
+    it('leaves a webhook whose answer is too large unverified', async () => {
+      const endpoint = await recordingEndpoint((body) => [
+        200,
+        { challenge: body.challenge, pad: 'x'.repeat(100_000) },
+      ]);
+      closers.push(endpoint.close);
+      const webhook = await emulator.registerWebhook({
+        name: 'big',
+        url: endpoint.url,
+        subscribedEvents: ['ag.hid_org.created'],
+      });
+      expect(webhook.verified).toBe(false);
+    });
+
     it('leaves a webhook whose URL refuses connections unverified', async () => {
       const endpoint = await recordingEndpoint();
       await endpoint.close();

@@ -1,4 +1,5 @@
 import { isEventType } from '../events/catalogue';
+import { BodyTooLargeError, readBoundedText } from '../read-bounded-text';
 import { OptionsError } from '../options-error';
 import { ConsoleApiError, ConsoleNetworkError, ConsoleValidationError } from './console-errors';
 import {
@@ -46,6 +47,8 @@ export interface VerifyResult {
 }
 
 const PATH = '/v1/console/webhooks';
+/** A list page of 100 webhooks is a few tens of kilobytes; anything far past that is not an answer. */
+const RESPONSE_LIMIT = 4 * 1024 * 1024;
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -253,7 +256,16 @@ export class ConsoleClient {
         name === 'TimeoutError' ? `no answer within ${this.#timeoutMs} ms` : (code ?? 'network error');
       throw new ConsoleNetworkError(method, path, reason, error);
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await readBoundedText(res, RESPONSE_LIMIT);
+    } catch (error) {
+      const reason =
+        error instanceof BodyTooLargeError
+          ? `the answer is over ${RESPONSE_LIMIT} bytes`
+          : 'the answer was cut off';
+      throw new ConsoleNetworkError(method, path, reason, error);
+    }
     let parsed: unknown = text;
     if (text !== '') {
       try {

@@ -1,6 +1,9 @@
+import { readBoundedText } from '../read-bounded-text';
 import type { DeliveryEnvelope } from '../testing/build-event';
 import { DELIVERY_HEADERS } from '../testing/delivery-headers';
 import type { EmulatedWebhook } from './emulator-types';
+
+const ANSWER_LIMIT = 64 * 1024;
 
 export interface OutboundResult {
   status: number | null;
@@ -26,8 +29,8 @@ async function post(
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    // Bounded: a receiver's answer is read only to check a handshake echo.
-    const text = (await res.text()).slice(0, 64 * 1024);
+    // A receiver's answer is read only to check a handshake echo; one too large echoes nothing.
+    const text = await readBoundedText(res, ANSWER_LIMIT).catch(() => '');
     let parsed: unknown = null;
     try {
       parsed = JSON.parse(text);
