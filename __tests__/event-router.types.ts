@@ -1,5 +1,11 @@
 // Compile-only: `npm run typecheck` checks this file; jest never runs it.
-import { createEventRouter, type AccessPassEventType, type CredentialDetails, type Device } from '../lib';
+import {
+  createEventRouter,
+  webhookReceiver,
+  type AccessPassEventType,
+  type CredentialDetails,
+  type Device,
+} from '../lib';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_proof: T): void => undefined;
@@ -60,3 +66,17 @@ createEventRouter().on('ag.access_pass.updated', (event) => {
   const details: CredentialDetails = event.data.details;
   void details;
 });
+
+// The logger option takes console, a pino-shaped logger, or any subset of the four methods.
+interface PinoLike {
+  info(obj: object, msg?: string, ...args: unknown[]): void;
+  warn(obj: object, msg?: string, ...args: unknown[]): void;
+  error(obj: object, msg?: string, ...args: unknown[]): void;
+  debug(obj: object, msg?: string, ...args: unknown[]): void;
+}
+declare const pino: PinoLike;
+webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: console });
+webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: pino });
+webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: { error: () => undefined } });
+// @ts-expect-error a logger must be an object, not a function
+webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: console.log });
