@@ -57,7 +57,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     );
   }
   const { bearerTokens: tokens, logger } = options;
-  // Checked here first so the error names this factory's own option.
+  // Checked here first so the errors name this factory and its own options.
   createTokenVerifier(tokens, 'webhookReceiver', 'bearerTokens');
   resolveLogger(logger, 'webhookReceiver');
   const dispatch = dispatchEvent(options.router, {
