@@ -1,7 +1,6 @@
-import { isEventType } from '../events/catalogue';
-import { BodyTooLargeError, readBoundedText } from '../read-bounded-text';
 import { OptionsError } from '../options-error';
-import { ConsoleApiError, ConsoleNetworkError, ConsoleValidationError } from './console-errors';
+import { checkCreateInput } from './check-create-input';
+import { ConsoleApiError, ConsoleValidationError } from './console-errors';
 import {
   createInputToWire,
   pageFromWire,
@@ -10,7 +9,7 @@ import {
   type CreateWebhookInput,
   type WebhookPage,
 } from './console-wire';
-import { signPayload } from './sign-payload';
+import { sendSigned, type SignedTarget } from './send-signed';
 
 export interface ConsoleClientOptions {
   /** The Service's base URL, without `/v1/console/webhooks`. Required. */
@@ -47,9 +46,6 @@ export interface VerifyResult {
 }
 
 const PATH = '/v1/console/webhooks';
-/** A list page of 100 webhooks is a few tens of kilobytes; anything far past that is not an answer. */
-const RESPONSE_LIMIT = 4 * 1024 * 1024;
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function required(value: unknown, name: string): string {
@@ -71,11 +67,8 @@ function wholeNumber(method: string, field: string, value: number, max = Number.
 
 /** A typed client for the console API (spec section 4), signing every request as spec 5.1 says. */
 export class ConsoleClient {
-  readonly #baseUrl: string;
-  readonly #accountId: string;
-  readonly #secretKey: string;
-  readonly #fetch: typeof fetch;
-  readonly #timeoutMs: number;
+  /** Private, so the secret inside is never enumerated, serialized or printed with the client. */
+  readonly #target: SignedTarget;
 
   constructor(options: ConsoleClientOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -93,12 +86,12 @@ export class ConsoleClient {
         `baseUrl must be an absolute URL (got ${JSON.stringify(baseUrl)})`,
       );
     }
-    this.#baseUrl = baseUrl.replace(/\/+$/, '');
-    this.#accountId = required(options.accountId, 'accountId');
-    this.#secretKey = required(options.secretKey, 'secretKey');
-    this.#fetch = options.fetch ?? globalThis.fetch;
-    if (typeof this.#fetch !== 'function')
+    const accountId = required(options.accountId, 'accountId');
+    const secretKey = required(options.secretKey, 'secretKey');
+    const fetchFn = options.fetch ?? globalThis.fetch;
+    if (typeof fetchFn !== 'function') {
       throw new OptionsError('ERR_SW_OPTION', 'ConsoleClient', 'fetch must be a function');
+    }
     const timeoutMs = options.timeoutMs ?? 10_000;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new OptionsError(
@@ -107,7 +100,7 @@ export class ConsoleClient {
         `timeoutMs must be a positive number (got ${String(timeoutMs)})`,
       );
     }
-    this.#timeoutMs = timeoutMs;
+    this.#target = { baseUrl: baseUrl.replace(/\/+$/, ''), accountId, secretKey, fetch: fetchFn, timeoutMs };
   }
 
   /** One page of the account's webhooks. */
@@ -140,32 +133,7 @@ export class ConsoleClient {
 
   /** Creates a webhook; the answer carries its `id` and `privateKey` (its delivery token). */
   async createWebhook(input: CreateWebhookInput): Promise<ConsoleWebhook> {
-    const method = 'createWebhook';
-    if (typeof input?.name !== 'string' || input.name.trim() === '')
-      throw new ConsoleValidationError(method, 'name', 'must be a non-empty string');
-    const url = typeof input.url === 'string' && URL.canParse(input.url) ? new URL(input.url) : undefined;
-    if (url === undefined) throw new ConsoleValidationError(method, 'url', 'must be an absolute URL');
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname))) {
-      throw new ConsoleValidationError(method, 'url', 'must be https (plain http only for localhost)');
-    }
-    if (
-      input.authMethod !== undefined &&
-      input.authMethod !== 'bearer_token' &&
-      input.authMethod !== 'mtls'
-    ) {
-      throw new ConsoleValidationError(method, 'authMethod', "must be 'bearer_token' or 'mtls'");
-    }
-    if (!Array.isArray(input.subscribedEvents) || input.subscribedEvents.length === 0) {
-      throw new ConsoleValidationError(method, 'subscribedEvents', 'must name at least one event type');
-    }
-    const unknown = input.subscribedEvents.filter((type) => !isEventType(type));
-    if (unknown.length > 0) {
-      throw new ConsoleValidationError(
-        method,
-        'subscribedEvents',
-        `has types outside the catalogue: ${unknown.join(', ')}`,
-      );
-    }
+    checkCreateInput(input);
     const body = await this.#request('POST', PATH, createInputToWire(input));
     return webhookFromWire(body as Record<string, unknown>);
   }
@@ -177,7 +145,7 @@ export class ConsoleClient {
   /** Spec 4.4: 200 when already verified, 202 when the challenge was sent again. */
   async verifyWebhook(id: string): Promise<VerifyResult> {
     const path = `${PATH}/${this.#id('verifyWebhook', id)}/verify`;
-    const { body, status } = await this.#send('POST', path, {});
+    const { body, status } = await sendSigned(this.#target, 'POST', path, {});
     const verified = (body as { verified?: unknown } | null)?.verified === true;
     if (status !== 200 && status !== 202) throw new ConsoleApiError('POST', path, status, body);
     return { id, verified, status };
@@ -219,61 +187,8 @@ export class ConsoleClient {
     path: string,
     payload?: Record<string, unknown>,
   ): Promise<unknown> {
-    const { status, body } = await this.#send(method, path, payload);
+    const { status, body } = await sendSigned(this.#target, method, path, payload);
     if (status < 200 || status > 299) throw new ConsoleApiError(method, path, status, body);
     return body;
-  }
-
-  /**
-   * Signs and sends. GET and DELETE carry the signed text as `sig_payload` (`{}` here; the query
-   * parameters are not part of it); POST signs the exact JSON body it sends.
-   */
-  async #send(
-    method: 'GET' | 'POST' | 'DELETE',
-    path: string,
-    payload?: Record<string, unknown>,
-  ): Promise<{ status: number; body: unknown }> {
-    const url = new URL(`${this.#baseUrl}${path}`);
-    const headers: Record<string, string> = { 'X-ACCT-ID': this.#accountId, Accept: 'application/json' };
-    let body: string | undefined;
-    if (method === 'POST') {
-      body = JSON.stringify(payload ?? {});
-      headers['Content-Type'] = 'application/json';
-      headers['X-PAYLOAD-SIG'] = signPayload(body, this.#secretKey);
-    } else {
-      const signed = '{}';
-      for (const [key, value] of Object.entries(payload ?? {})) url.searchParams.set(key, String(value));
-      url.searchParams.set('sig_payload', signed);
-      headers['X-PAYLOAD-SIG'] = signPayload(signed, this.#secretKey);
-    }
-    let res: Response;
-    try {
-      res = await this.#fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.#timeoutMs) });
-    } catch (error) {
-      const name = (error as Error | undefined)?.name;
-      const code = (error as { cause?: { code?: string } } | undefined)?.cause?.code;
-      const reason =
-        name === 'TimeoutError' ? `no answer within ${this.#timeoutMs} ms` : (code ?? 'network error');
-      throw new ConsoleNetworkError(method, path, reason, error);
-    }
-    let text: string;
-    try {
-      text = await readBoundedText(res, RESPONSE_LIMIT);
-    } catch (error) {
-      const reason =
-        error instanceof BodyTooLargeError
-          ? `the answer is over ${RESPONSE_LIMIT} bytes`
-          : 'the answer was cut off';
-      throw new ConsoleNetworkError(method, path, reason, error);
-    }
-    let parsed: unknown = text;
-    if (text !== '') {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-    }
-    return { status: res.status, body: text === '' ? null : parsed };
   }
 }

@@ -1,10 +1,6 @@
-export {
-  createEmulator,
-  Emulator,
-  type EmitOptions,
-  type EmulatorOptions,
-  type WaitOptions,
-} from './create-emulator';
+export { createEmulator, type EmulatorOptions } from './create-emulator';
+export { Emulator, type EmitOptions } from './emulator';
+export type { WaitOptions } from './wait-until';
 export type { ConsoleAccount } from './console-api';
 export type {
   AttemptRecord,

@@ -1,36 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { EventRouter, type HandlerContext } from '../events/event-router';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { MemoryStore } from '../idempotency/memory-store';
-import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
 import { OptionsError } from '../options-error';
+import { resolveDispatchOptions, type DispatchEventOptions } from './dispatch-options';
 import { HttpProblem } from './http-problem';
 import { getWebhookEvent } from './read-cloud-event';
+import { runHandlers, type Outcome } from './run-handlers';
 
-export interface DispatchEventOptions {
-  /**
-   * How long the handlers may run before the delivery is answered 503 (the Service retries it). They
-   * keep running; their outcome still decides whether the event is done. Defaults to `10_000` ms.
-   */
-  timeoutMs?: number;
-  /**
-   * Remembers processed events so a redelivery does not run the handlers again; `false` turns that
-   * off (every delivery runs the handlers). Defaults to a new {@link MemoryStore}.
-   */
-  idempotency?: IdempotencyStore | false;
-  /** Scopes idempotency keys, so two receivers sharing one store never share keys. Defaults to `''`. */
-  name?: string;
-  /** How long a claim holds an event while its handlers run; must exceed `timeoutMs`. Defaults to `max(5 × timeoutMs, 60_000)` ms. */
-  leaseMs?: number;
-  /** How long a processed event is remembered. Defaults to 7 hours, past the Service's 6-hour retry window. */
-  retentionMs?: number;
-  /** Seconds sent in `Retry-After` on 409 and 503. Defaults to `30`. */
-  retryAfterSeconds?: number;
-  /** Where failures are logged. Defaults to the console. */
-  logger?: Logger | false;
-}
+export type { DispatchEventOptions };
 
 /** A dispatch middleware that can also wait for the handlers still running. */
 export type DispatchHandler = RequestHandler & {
@@ -38,63 +15,7 @@ export type DispatchHandler = RequestHandler & {
   drain(): Promise<void>;
 };
 
-const SEVEN_HOURS = 7 * 60 * 60 * 1000;
 const ACKNOWLEDGED = new Set([200, 201]);
-
-type Outcome = { ok: true } | { ok: false; errors: unknown[] };
-
-function positive(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new OptionsError(
-      'ERR_SW_TIMEOUT',
-      'dispatchEvent',
-      `${name} must be a positive number of milliseconds (got ${String(value)})`,
-    );
-  }
-  return value;
-}
-
-function checkStore(store: unknown): IdempotencyStore | false {
-  if (store === false) return false;
-  const methods = ['claim', 'markDone', 'release', 'get'] as const;
-  if (
-    typeof store !== 'object' ||
-    store === null ||
-    methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')
-  ) {
-    throw new OptionsError(
-      'ERR_SW_STORE',
-      'dispatchEvent',
-      'idempotency must be an IdempotencyStore (claim, markDone, release, get) or false',
-    );
-  }
-  return store as IdempotencyStore;
-}
-
-async function runHandlers(
-  router: EventRouter,
-  event: AnyWebhookEvent,
-  ctx: HandlerContext,
-): Promise<Outcome> {
-  const { handlers } = router.match(event.type);
-  const results = await Promise.allSettled(handlers.map(async (handler) => handler(event, ctx)));
-  const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-  if (errors.length === 0) return { ok: true };
-  for (const error of errors) {
-    ctx.logger.error(
-      { eventId: event.id, type: event.type, err: error },
-      'a handler failed; answering 500 so the Service retries the event',
-    );
-    for (const onError of router.errorHandlers) {
-      try {
-        await onError(error, event, ctx);
-      } catch (hookError) {
-        ctx.logger.error({ eventId: event.id, err: hookError }, 'an onError handler threw');
-      }
-    }
-  }
-  return { ok: false, errors };
-}
 
 /**
  * Step 4: runs the event's handlers and answers 200 only once they all succeeded (or the event is a
@@ -105,25 +26,7 @@ export function dispatchEvent(router: EventRouter, options: DispatchEventOptions
   if (!(router instanceof EventRouter)) {
     throw new OptionsError('ERR_SW_ROUTER', 'dispatchEvent', 'router must come from createEventRouter()');
   }
-  const timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
-  const leaseMs = positive(options.leaseMs ?? Math.max(5 * timeoutMs, 60_000), 'leaseMs');
-  const retentionMs = positive(options.retentionMs ?? SEVEN_HOURS, 'retentionMs');
-  const retryAfter = String(Math.ceil(positive(options.retryAfterSeconds ?? 30, 'retryAfterSeconds')));
-  if (leaseMs <= timeoutMs) {
-    throw new OptionsError(
-      'ERR_SW_TIMEOUT',
-      'dispatchEvent',
-      'leaseMs must be longer than timeoutMs, or a slow handler could run twice at once',
-    );
-  }
-  if (options.name !== undefined && typeof options.name !== 'string') {
-    throw new OptionsError('ERR_SW_NAME', 'dispatchEvent', 'name must be a string');
-  }
-  const scope = options.name ?? '';
-  const log: ResolvedLogger = resolveLogger(options.logger, 'dispatchEvent');
-  const store = checkStore(
-    options.idempotency === undefined ? new MemoryStore({ logger: options.logger }) : options.idempotency,
-  );
+  const { timeoutMs, leaseMs, retentionMs, retryAfter, scope, log, store } = resolveDispatchOptions(options);
   const inFlight = new Set<Promise<unknown>>();
 
   const retryLater = (status: 409 | 503, slug: string, title: string, detail: string) =>

@@ -1,0 +1,91 @@
+import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import { MemoryStore } from '../idempotency/memory-store';
+import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
+import { OptionsError } from '../options-error';
+
+export interface DispatchEventOptions {
+  /**
+   * How long the handlers may run before the delivery is answered 503 (the Service retries it). They
+   * keep running; their outcome still decides whether the event is done. Defaults to `10_000` ms.
+   */
+  timeoutMs?: number;
+  /**
+   * Remembers processed events so a redelivery does not run the handlers again; `false` turns that
+   * off (every delivery runs the handlers). Defaults to a new {@link MemoryStore}.
+   */
+  idempotency?: IdempotencyStore | false;
+  /** Scopes idempotency keys, so two receivers sharing one store never share keys. Defaults to `''`. */
+  name?: string;
+  /** How long a claim holds an event while its handlers run; must exceed `timeoutMs`. Defaults to `max(5 × timeoutMs, 60_000)` ms. */
+  leaseMs?: number;
+  /** How long a processed event is remembered. Defaults to 7 hours, past the Service's 6-hour retry window. */
+  retentionMs?: number;
+  /** Seconds sent in `Retry-After` on 409 and 503. Defaults to `30`. */
+  retryAfterSeconds?: number;
+  /** Where failures are logged. Defaults to the console. */
+  logger?: Logger | false;
+}
+
+export interface ResolvedDispatchOptions {
+  timeoutMs: number;
+  leaseMs: number;
+  retentionMs: number;
+  /** The `Retry-After` header value. */
+  retryAfter: string;
+  scope: string;
+  log: ResolvedLogger;
+  store: IdempotencyStore | false;
+}
+
+const SEVEN_HOURS = 7 * 60 * 60 * 1000;
+function positive(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new OptionsError(
+      'ERR_SW_TIMEOUT',
+      'dispatchEvent',
+      `${name} must be a positive number of milliseconds (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+function checkStore(store: unknown): IdempotencyStore | false {
+  if (store === false) return false;
+  const methods = ['claim', 'markDone', 'release', 'get'] as const;
+  if (
+    typeof store !== 'object' ||
+    store === null ||
+    methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')
+  ) {
+    throw new OptionsError(
+      'ERR_SW_STORE',
+      'dispatchEvent',
+      'idempotency must be an IdempotencyStore (claim, markDone, release, get) or false',
+    );
+  }
+  return store as IdempotencyStore;
+}
+
+/** Checks and completes the options once, at construction. */
+export function resolveDispatchOptions(options: DispatchEventOptions): ResolvedDispatchOptions {
+  const timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
+  const leaseMs = positive(options.leaseMs ?? Math.max(5 * timeoutMs, 60_000), 'leaseMs');
+  const retentionMs = positive(options.retentionMs ?? SEVEN_HOURS, 'retentionMs');
+  const retryAfter = String(Math.ceil(positive(options.retryAfterSeconds ?? 30, 'retryAfterSeconds')));
+  if (leaseMs <= timeoutMs) {
+    throw new OptionsError(
+      'ERR_SW_TIMEOUT',
+      'dispatchEvent',
+      'leaseMs must be longer than timeoutMs, or a slow handler could run twice at once',
+    );
+  }
+  if (options.name !== undefined && typeof options.name !== 'string') {
+    throw new OptionsError('ERR_SW_NAME', 'dispatchEvent', 'name must be a string');
+  }
+  const scope = options.name ?? '';
+  const log: ResolvedLogger = resolveLogger(options.logger, 'dispatchEvent');
+  const store = checkStore(
+    options.idempotency === undefined ? new MemoryStore({ logger: options.logger }) : options.idempotency,
+  );
+  return { timeoutMs, leaseMs, retentionMs, retryAfter, scope, log, store };
+}
