@@ -1,7 +1,8 @@
 import express from 'express';
-import { challengeHandshake, createEventRouter, webhookReceiver } from '../lib';
+import { createEventRouter } from '../lib';
 import { ConsoleApiError, ConsoleClient, signPayload } from '../lib/console';
 import { createEmulator, type Emulator } from '../lib/emulator';
+import { lateReceiverApp } from './support/late-receiver';
 import { listen } from './support/listen';
 
 describe('the emulator console API', () => {
@@ -17,23 +18,11 @@ describe('the emulator console API', () => {
     await Promise.all(closers.splice(0).map((close) => close()));
   });
 
-  /** A customer app: handshakes answered at once, the receiver built once the token is known. */
   async function customerApp() {
     const handled: string[] = [];
-    const router = createEventRouter().onAny((event) => void handled.push(event.type));
-    const mounted: { receiver?: express.RequestHandler } = {};
-    const app = express();
-    app.use('/hooks', challengeHandshake(), (req, res, next) =>
-      mounted.receiver ? mounted.receiver(req, res, next) : res.sendStatus(503),
-    );
-    const server = await listen(app);
-    closers.push(server.close);
-    return {
-      url: `${server.url}/hooks`,
-      handled,
-      useToken: (token: string) =>
-        (mounted.receiver = webhookReceiver({ bearerTokens: [token], router, logger: false })),
-    };
+    const app = await lateReceiverApp(createEventRouter().onAny((event) => void handled.push(event.type)));
+    closers.push(app.close);
+    return { ...app, handled };
   }
 
   it('runs the whole lifecycle: create, handshake, verify, list, deliver, delete', async () => {

@@ -1,6 +1,7 @@
 import express from 'express';
-import { challengeHandshake, createEventRouter, webhookReceiver } from '../lib';
+import { createEventRouter } from '../lib';
 import { createEmulator, type Emulator } from '../lib/emulator';
+import { lateReceiverApp } from './support/late-receiver';
 import { listen } from './support/listen';
 
 type Recorded = { headers: Record<string, string | string[] | undefined>; body: Record<string, unknown> };
@@ -273,22 +274,15 @@ describe('emulator', () => {
     it('delivers an envelope again as the Service duplicates it; a real receiver answers duplicate', async () => {
       let runs = 0;
       const router = createEventRouter().on('ag.access_pass.issued', () => void runs++);
-      // The token exists only once the webhook is registered, and registering sends the handshake:
-      // answer handshakes on their own, and build the receiver once the token is known.
-      const mounted: { receiver?: express.RequestHandler } = {};
-      const app = express();
-      app.use('/hook', challengeHandshake(), (req, res, next) =>
-        mounted.receiver ? mounted.receiver(req, res, next) : res.sendStatus(503),
-      );
-      const server = await listen(app);
-      closers.push(server.close);
+      const app = await lateReceiverApp(router);
+      closers.push(app.close);
       const webhook = await emulator.registerWebhook({
         name: 'real',
-        url: `${server.url}/hook`,
+        url: app.url,
         subscribedEvents: ['ag.access_pass.issued'],
       });
       expect(webhook.verified).toBe(true);
-      mounted.receiver = webhookReceiver({ bearerTokens: [webhook.privateKey], router, logger: false });
+      app.useToken(webhook.privateKey);
       const { event } = emulator.emit('ag.access_pass.issued');
       await emulator.waitForDeliveries({ eventId: event.id });
       emulator.deliver(event);
