@@ -49,7 +49,7 @@ const pageParam = (max: number, fallback: number) =>
     .default(fallback);
 const listQuery = z.object({ page: pageParam(Number.MAX_SAFE_INTEGER, 1), per_page: pageParam(100, 50) });
 
-export function toWire(webhook: EmulatedWebhook): Record<string, unknown> {
+function toWire(webhook: EmulatedWebhook): Record<string, unknown> {
   return {
     id: webhook.id,
     name: webhook.name,

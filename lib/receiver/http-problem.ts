@@ -53,7 +53,3 @@ export class HttpProblem extends Error {
     };
   }
 }
-
-export function isHttpProblem(value: unknown): value is HttpProblem {
-  return value instanceof HttpProblem;
-}

@@ -1,7 +1,7 @@
 import bytes from 'bytes';
 import { OptionsError } from '../options-error';
 
-export const DEFAULT_LIMIT = 1024 * 1024;
+const DEFAULT_LIMIT = 1024 * 1024;
 
 /** A byte count, or a string such as `'1mb'`, as a positive whole number of bytes. */
 export function parseLimit(limit: unknown, where: string): number {
