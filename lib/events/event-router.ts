@@ -9,7 +9,7 @@ import {
   type EventType,
   type TypesMatching,
 } from './catalogue';
-import { didYouMean } from './did-you-mean';
+import { didYouMean } from '../did-you-mean';
 import type { AnyWebhookEvent, WebhookEvent } from './webhook-event';
 
 /** What a handler gets beside the event. */
