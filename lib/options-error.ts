@@ -8,7 +8,8 @@ export type OptionsErrorCode =
   | 'ERR_SW_LOGGER'
   | 'ERR_SW_STORE'
   | 'ERR_SW_NAME'
-  | 'ERR_SW_OPTION';
+  | 'ERR_SW_OPTION'
+  | 'ERR_SW_MTLS';
 
 /**
  * Thrown when a factory is given options it cannot work with. Raised at construction, never at the

@@ -8,3 +8,10 @@ export {
   type Target,
 } from './send-delivery';
 export { DELIVERY_HEADERS } from './delivery-headers';
+export {
+  createTestCertificates,
+  issueTestCertificate,
+  type IssueCertificateOptions,
+  type TestCertificate,
+  type TestCertificates,
+} from './create-test-certificates';
