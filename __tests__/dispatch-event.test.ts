@@ -11,8 +11,10 @@ import {
   type IdempotencyStore,
   type WebhookReceiverOptions,
   problemHandler,
+  RetryLater,
 } from '../lib';
 import { buildEvent, sendEvent } from '../lib/testing';
+import { idempotencyKey } from '../lib/core/idempotency-key';
 import { captureLogger } from './support/capture-logger';
 
 const TOKEN = 'tok_dispatch';
@@ -100,21 +102,43 @@ describe('dispatchEvent: the delivery contract', () => {
   });
 
   it.each([
-    [200, false],
-    [201, false],
-    [202, true],
-    [500, true],
-  ])('respects a handler that answered %i itself (logged as retried: %p)', async (status, retried) => {
-    const router = createEventRouter().on(
-      'ag.hid_org.created',
-      (_e, { res }) => void res.status(status).json({ mine: true }),
-    );
-    const { app, logger } = receiverApp(router);
-    const res = await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(status);
-    expect(res.body).toEqual({ mine: true });
-    expect(logger.messages('warn').some((m) => m.includes('the Service will retry this event'))).toBe(
-      retried,
-    );
+    [
+      'RetryLater with its own Retry-After',
+      () => new RetryLater('rate limited', { retryAfterSeconds: 7 }),
+      503,
+      '7',
+    ],
+    ['RetryLater with the default', () => new RetryLater(), 503, '30'],
+    ['any other error', () => new Error('boom'), 500, undefined],
+  ])(
+    'answers a handler that throws %s, and never acknowledges it',
+    async (_name, error, status, retryAfter) => {
+      let runs = 0;
+      const router = createEventRouter().on('ag.hid_org.created', () => {
+        runs++;
+        throw error();
+      });
+      const { app } = receiverApp(router);
+      const event = buildEvent('ag.hid_org.created');
+      const res = await sendEvent(app, event, { token: TOKEN }).expect(status);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['retry-after']).toBe(retryAfter);
+      // Not acknowledged: the next delivery runs the handler again.
+      await sendEvent(app, event, { token: TOKEN }).expect(status);
+      expect(runs).toBe(2);
+    },
+  );
+
+  it('gives handlers no way to answer: the context has no response', async () => {
+    let keys: string[] = [];
+    const router = createEventRouter().on('ag.hid_org.created', (_event, ctx) => {
+      keys = Object.keys(ctx);
+      expect(ctx.header('user-agent')).toBe('Service-Webhooks/1.0');
+    });
+    const { app } = receiverApp(router);
+    await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(200);
+    expect(keys).not.toContain('res');
+    expect(keys).not.toContain('req');
   });
 
   it('never answers 202 or 204 for an event', async () => {
@@ -177,7 +201,7 @@ describe('dispatchEvent: idempotency', () => {
       type: event.type,
       status: 'processed',
     });
-    expect(await store.get(`\u0000${event.source}\u0000${event.id}`)).toBe('done');
+    expect(await store.get(idempotencyKey('', event.source, event.id))).toBe('done');
     const again = await sendEvent(app, event, { token: TOKEN }).expect(200);
     expect(again.body).toEqual({ id: event.id, type: event.type, status: 'duplicate' });
     expect(runs).toBe(1);

@@ -91,7 +91,10 @@ describe('README', () => {
         'pass ap_1 issued, card 100234',
         'ag.access_pass.devices.added: device dev_5c2e91aa',
         'balance 42.5 is 57.5 below threshold',
+        // A refused delivery leaves one warning, message first, and never the token.
+        '[service-webhooks] refused a delivery: bearer token invalid; the Service will retry it and drop it after 6 hours reason="token-invalid"',
       ]);
+      expect(logs.join('\n')).not.toContain('wrong');
     } finally {
       log.mockRestore();
       warn.mockRestore();

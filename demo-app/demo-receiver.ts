@@ -1,10 +1,11 @@
 // The receiver a customer could copy. In your app, import from 'service-webhooks' instead of '../lib'.
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import {
   challengeHandshake,
   createEventRouter,
   webhookReceiver,
   type AnyWebhookEvent,
+  type DeliveryRecord,
   type Logger,
   type WebhookReceiver,
 } from '../lib';
@@ -85,41 +86,31 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
     .on('ag.credential_profile.*', (event) => succeeded(event, `profile ${event.data.credential_profile_id}`))
     .on('ag.hid_org.*', (event) => succeeded(event, `HID org ${event.data.hid_org_id}`))
     .on('ag.account_balance.low', (event) => succeeded(event, describe(event)))
-    .on('ag.webhook.cert_expiring', (event) => succeeded(event, 'certificate expiring'))
-    .onAny((_event, { res }) => void (res.locals.demoHandlersRan = true));
+    .on('ag.webhook.cert_expiring', (event) => succeeded(event, 'certificate expiring'));
 
   /** Logs what the receiver answered, once the answer is sent. */
-  const record: RequestHandler = (_req, res, next) => {
-    res.on('finish', () => {
-      const event = res.locals.webhookEvent as AnyWebhookEvent | undefined;
-      if (event === undefined) return;
-      const attempt = (seen.get(event.id) ?? 0) + 1;
-      seen.set(event.id, attempt);
-      const ran = res.locals.demoHandlersRan === true;
-      const outcome: DeliveryLogEntry['outcome'] =
-        res.statusCode === 200
-          ? ran
-            ? handled.has(event.id)
-              ? 'processed'
-              : 'unhandled'
-            : 'duplicate'
-          : res.statusCode >= 500 || res.statusCode === 409
-            ? 'failed'
-            : 'rejected';
-      const entry = {
-        seq: log.length + 1,
-        at: new Date().toISOString(),
-        type: event.type,
-        layout: event.layout,
-        eventId: event.id,
-        attempt,
-        status: res.statusCode,
-        outcome,
-      };
-      log.push(entry);
-      publish('delivery', entry);
-    });
-    next();
+  const record = (delivery: DeliveryRecord) => {
+    if (delivery.eventId === null || delivery.outcome === 'handshake') return;
+    const attempt = (seen.get(delivery.eventId) ?? 0) + 1;
+    seen.set(delivery.eventId, attempt);
+    const outcome: DeliveryLogEntry['outcome'] =
+      delivery.outcome === 'processed' || delivery.outcome === 'unhandled' || delivery.outcome === 'duplicate'
+        ? delivery.outcome
+        : delivery.outcome === 'rejected'
+          ? 'rejected'
+          : 'failed';
+    const entry = {
+      seq: log.length + 1,
+      at: new Date().toISOString(),
+      type: delivery.type ?? '',
+      layout: delivery.layout ?? '',
+      eventId: delivery.eventId,
+      attempt,
+      status: delivery.status,
+      outcome,
+    };
+    log.push(entry);
+    publish('delivery', entry);
   };
 
   const app = express();
@@ -138,7 +129,7 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
     req.on('close', () => listeners.delete(send));
   });
   app.get('/state', (_req, res) => void res.json({ webhook, deliveries: log }));
-  app.use('/webhooks', challengeHandshake(), record, (req, res, next) => {
+  app.use('/webhooks', challengeHandshake(), (req, res, next) => {
     if (receiver === undefined) {
       res.status(503).set('Retry-After', '1').type('application/problem+json');
       return void res.send(
@@ -158,12 +149,20 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
     handled,
     log,
     useToken(token) {
-      receiver = webhookReceiver({ bearerTokens: [token], router, logger: logger || false, timeoutMs: 5000 });
+      receiver = webhookReceiver({
+        bearerTokens: [token],
+        router,
+        logger: logger || false,
+        timeoutMs: 5000,
+        onDelivery: record,
+      });
     },
     setWebhook(next) {
       webhook = { ...next };
       publish('webhook', webhook);
     },
-    drain: () => receiver?.drain() ?? Promise.resolve(),
+    drain: async () => {
+      await receiver?.drain();
+    },
   };
 }

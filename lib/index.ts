@@ -2,28 +2,43 @@ export {
   webhookReceiver,
   type WebhookReceiver,
   type WebhookReceiverOptions,
-} from './receiver/webhook-receiver';
+} from './adapters/express/webhook-receiver';
 export {
   challengeHandshake,
   CHALLENGE_HEADER,
   type ChallengeHandshakeOptions,
-} from './receiver/challenge-handshake';
-export { bearerAuth, type BearerAuthOptions } from './receiver/bearer-auth';
+} from './adapters/express/challenge-handshake';
+export { bearerAuth, type BearerAuthOptions } from './adapters/express/bearer-auth';
 export {
   readCloudEvent,
   getWebhookEvent,
   type ReadCloudEventOptions,
   type ValidationMode,
   type WebhookLocals,
-} from './receiver/read-cloud-event';
-export { dispatchEvent, type DispatchEventOptions, type DispatchHandler } from './receiver/dispatch-event';
-export { problemHandler, type ProblemHandlerOptions } from './receiver/problem-handler';
-export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './receiver/http-problem';
-export type { CloudEventEnvelope } from './receiver/cloud-event-envelope';
+} from './adapters/express/read-cloud-event';
+export {
+  dispatchEvent,
+  type DispatchEventOptions,
+  type DispatchHandler,
+} from './adapters/express/dispatch-event';
+export { problemHandler, type ProblemHandlerOptions } from './adapters/express/problem-handler';
+export {
+  createNodeHandler,
+  type NodeHandler,
+  type NodeHandlerOptions,
+} from './adapters/node/create-node-handler';
+export { createFetchHandler, type FetchHandler } from './adapters/fetch/create-fetch-handler';
+export type { ReceiverOptions } from './core/receiver-options';
+export type { DrainResult } from './core/receiver-core';
+export type { DeliveryOutcome, DeliveryRecord } from './core/delivery-record';
+export type { TokenSource } from './core/token-verifier';
+export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './core/http-problem';
+export type { CloudEventEnvelope } from './core/cloud-event-envelope';
 export * from './events/catalogue';
 export type * from './events/data-schemas';
 export type * from './events/webhook-event';
 export { parseSchemaVersion } from './events/normalize-event';
+export { RetryLater } from './events/retry-later';
 export {
   createEventRouter,
   EventRouter,

@@ -1,5 +1,5 @@
-import { HttpProblem } from '../receiver/http-problem';
 import { LAYOUT_A_FIELDS, LAYOUT_B_FIELDS } from './data-schemas';
+import { InvalidEventError } from './invalid-event-error';
 import type { Layout } from './webhook-event';
 
 const SERVICE_ORIGIN = /^\/service\/[^/]+/;
@@ -14,7 +14,7 @@ interface Evidence {
  * - layout A: `dataschema` is set, or `source` is `/service/<origin>`, or data has `details`/`devices`;
  * - layout B: `source` is the constant `service`, or data has `access_pass_id`, `device`, or a top-level
  *   `card_number`/`site_code`/`file_data`.
- * Signs of both → 400. No sign of either → A, the current layout.
+ * Signs of both → an InvalidEventError (400). No sign of either → A, the current layout.
  */
 export function detectLayout(
   envelope: { source: string; dataschema?: string | null | undefined },
@@ -34,10 +34,8 @@ export function detectLayout(
   const a = evidence.find((e) => e.layout === 'A');
   const b = evidence.find((e) => e.layout === 'B');
   if (a && b) {
-    throw new HttpProblem({
-      status: 400,
+    throw new InvalidEventError({
       slug: 'mixed-layout',
-      title: 'Bad Request',
       detail: `The event contradicts itself: ${a.reason} (layout A) but ${b.reason} (layout B).`,
       field: b.reason.startsWith('data.') ? b.reason.split(' ')[0] : 'source',
     });

@@ -1,4 +1,3 @@
-import type { Request, Response } from 'express';
 import type { ResolvedLogger } from '../logger';
 import {
   EVENT_PATTERNS,
@@ -14,8 +13,12 @@ import type { AnyWebhookEvent, WebhookEvent } from './webhook-event';
 
 /** What a handler gets beside the event. */
 export interface HandlerContext {
-  req: Request;
-  res: Response;
+  /**
+   * A header of the delivery request, by lowercase name (`'user-agent'`, `'traceparent'`). Handlers
+   * never see the response: the receiver answers only once every handler has settled. To refuse an
+   * event, throw (a `RetryLater` to choose the `Retry-After`).
+   */
+  header(name: string): string | undefined;
   logger: ResolvedLogger;
   /** Aborted when the delivery times out: the Service will retry, so long work may stop early. */
   signal: AbortSignal;

@@ -1,14 +1,19 @@
-import sjson from 'secure-json-parse';
 import type { z } from 'zod';
-import { HttpProblem } from '../receiver/http-problem';
-import { SAFE_JSON } from '../receiver/read-json-body';
-import type { CloudEventEnvelope } from '../receiver/cloud-event-envelope';
-import { schemaProblem } from '../receiver/schema-problem';
 import { eventDataSchema, layoutBDataSchema, type EventData } from './data-schemas';
 import { detectLayout } from './detect-layout';
+import { InvalidEventError, schemaError } from './invalid-event-error';
 import type { AnyWebhookEvent, Layout, SchemaVersion } from './webhook-event';
 
 const SCHEMA_URL = /\/schemas\/([A-Za-z0-9_-]+)\/v(\d+)\.(\d+)\.(\d+)\.json$/;
+
+/** The envelope attributes normalization reads, already checked by the receiver. */
+export interface EnvelopeAttributes {
+  id: string;
+  type: string;
+  source: string;
+  time?: string | null | undefined;
+  dataschema?: string | null | undefined;
+}
 
 /** `…/schemas/<resource>/v<major>.<minor>.<patch>.json` → its parts; any other form → null. */
 export function parseSchemaVersion(dataschema: string | null | undefined): SchemaVersion | null {
@@ -18,21 +23,11 @@ export function parseSchemaVersion(dataschema: string | null | undefined): Schem
   return { resource, major: Number(major), minor: Number(minor), patch: Number(patch) };
 }
 
-function dataObject(envelope: CloudEventEnvelope): Record<string, unknown> {
-  let data: unknown = envelope.data;
-  if (data === undefined && envelope.data_base64 != null) {
-    try {
-      data = sjson.parse(Buffer.from(envelope.data_base64, 'base64').toString('utf8'), undefined, SAFE_JSON);
-    } catch {
-      data = Symbol('not JSON');
-    }
-  }
+function dataObject(data: unknown): Record<string, unknown> {
   if (data === undefined || data === null) return {};
   if (typeof data !== 'object' || Array.isArray(data)) {
-    throw new HttpProblem({
-      status: 400,
+    throw new InvalidEventError({
       slug: 'invalid-data',
-      title: 'Bad Request',
       detail: 'The event "data" must be a JSON object (datacontenttype application/json).',
       field: 'data',
     });
@@ -43,7 +38,7 @@ function dataObject(envelope: CloudEventEnvelope): Record<string, unknown> {
 function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw schemaProblem(result.error, { prefix: 'data.', slug: 'invalid-data', what: 'Event data field' });
+    throw schemaError(result.error, { prefix: 'data.', slug: 'invalid-data', what: 'Event data field' });
   }
   return result.data;
 }
@@ -64,15 +59,19 @@ function liftLayoutB(type: string, raw: Record<string, unknown>): Record<string,
   };
 }
 
-/** A validated envelope as the normalized event every handler receives; `raw` is the body as received. */
+/**
+ * A checked envelope and its data (already decoded from `data_base64` when it came so) as the
+ * normalized event every handler receives; `raw` is the envelope as received.
+ */
 export function normalizeEvent(
-  envelope: CloudEventEnvelope,
+  envelope: EnvelopeAttributes,
+  data: unknown,
   raw: Readonly<Record<string, unknown>>,
 ): AnyWebhookEvent {
-  const rawData = dataObject(envelope);
+  const rawData = dataObject(data);
   const layout: Layout = detectLayout(envelope, rawData);
   const canonical = layout === 'A' ? rawData : liftLayoutB(envelope.type, rawData);
-  const data: EventData = parseOrThrow(eventDataSchema, canonical);
+  const checked: EventData = parseOrThrow(eventDataSchema, canonical);
   const dataschema = envelope.dataschema ?? null;
   return {
     id: envelope.id,
@@ -82,7 +81,7 @@ export function normalizeEvent(
     layout,
     dataschema,
     schemaVersion: parseSchemaVersion(dataschema),
-    data,
+    data: checked,
     raw,
   } as AnyWebhookEvent;
 }

@@ -2,16 +2,18 @@ import bytes from 'bytes';
 import { OptionsError } from '../options-error';
 
 const DEFAULT_LIMIT = 1024 * 1024;
+/** The whole string must be a size: `'1m'` is not read as 1 byte, it is refused. */
+const SIZE = /^\s*\d+(?:\.\d+)?\s*(?:b|kb|mb|gb)?\s*$/i;
 
 /** A byte count, or a string such as `'1mb'`, as a positive whole number of bytes. */
 export function parseLimit(limit: unknown, where: string): number {
   if (limit === undefined) return DEFAULT_LIMIT;
-  const parsed = typeof limit === 'string' ? bytes.parse(limit) : limit;
+  const parsed = typeof limit === 'string' ? (SIZE.test(limit) ? bytes.parse(limit) : null) : limit;
   if (typeof parsed !== 'number' || !Number.isSafeInteger(parsed) || parsed <= 0) {
     throw new OptionsError(
       'ERR_SW_LIMIT',
       where,
-      `limit must be a positive number of bytes or a size such as '1mb' (got ${JSON.stringify(limit)})`,
+      `limit must be a positive whole number of bytes, or a number with one of the units b, kb, mb, gb such as '512kb' or '1mb' (got ${JSON.stringify(limit)})`,
     );
   }
   return parsed;

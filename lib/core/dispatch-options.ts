@@ -1,6 +1,6 @@
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { MemoryStore } from '../idempotency/memory-store';
-import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
+import type { Logger } from '../logger';
 import { OptionsError } from '../options-error';
 
 export interface DispatchEventOptions {
@@ -22,34 +22,53 @@ export interface DispatchEventOptions {
   retentionMs?: number;
   /** Seconds sent in `Retry-After` on 409 and 503. Defaults to `30`. */
   retryAfterSeconds?: number;
+  /**
+   * The bound on every idempotency-store call: one that has not settled by then counts as failed
+   * (503 + `Retry-After` on claim; markDone and release are logged). Defaults to `5_000` ms.
+   */
+  storeTimeoutMs?: number;
   /** Where failures are logged. Defaults to the console. */
   logger?: Logger | false;
 }
+
+export const DISPATCH_OPTION_KEYS = [
+  'timeoutMs',
+  'idempotency',
+  'name',
+  'leaseMs',
+  'retentionMs',
+  'retryAfterSeconds',
+  'storeTimeoutMs',
+  'logger',
+] as const;
 
 export interface ResolvedDispatchOptions {
   timeoutMs: number;
   leaseMs: number;
   retentionMs: number;
+  storeTimeoutMs: number;
   /** The `Retry-After` header value. */
   retryAfter: string;
   scope: string;
-  log: ResolvedLogger;
   store: IdempotencyStore | false;
 }
 
 const SEVEN_HOURS = 7 * 60 * 60 * 1000;
-function positive(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+/** setTimeout's largest delay; a longer one fires at once. */
+const MAX_DELAY = 2 ** 31 - 1;
+
+function positive(value: unknown, name: string, where: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > max) {
     throw new OptionsError(
       'ERR_SW_TIMEOUT',
-      'dispatchEvent',
-      `${name} must be a positive number of milliseconds (got ${String(value)})`,
+      where,
+      `${name} must be a positive number of milliseconds${max === MAX_DELAY ? ' up to 2^31-1' : ''} (got ${String(value)})`,
     );
   }
   return value;
 }
 
-function checkStore(store: unknown): IdempotencyStore | false {
+function checkStore(store: unknown, where: string): IdempotencyStore | false {
   if (store === false) return false;
   const methods = ['claim', 'markDone', 'release', 'get'] as const;
   if (
@@ -59,7 +78,7 @@ function checkStore(store: unknown): IdempotencyStore | false {
   ) {
     throw new OptionsError(
       'ERR_SW_STORE',
-      'dispatchEvent',
+      where,
       'idempotency must be an IdempotencyStore (claim, markDone, release, get) or false',
     );
   }
@@ -67,25 +86,29 @@ function checkStore(store: unknown): IdempotencyStore | false {
 }
 
 /** Checks and completes the options once, at construction. */
-export function resolveDispatchOptions(options: DispatchEventOptions): ResolvedDispatchOptions {
-  const timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
-  const leaseMs = positive(options.leaseMs ?? Math.max(5 * timeoutMs, 60_000), 'leaseMs');
-  const retentionMs = positive(options.retentionMs ?? SEVEN_HOURS, 'retentionMs');
-  const retryAfter = String(Math.ceil(positive(options.retryAfterSeconds ?? 30, 'retryAfterSeconds')));
+export function resolveDispatchOptions(
+  options: DispatchEventOptions,
+  where: string,
+): ResolvedDispatchOptions {
+  const timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs', where, MAX_DELAY);
+  const leaseMs = positive(options.leaseMs ?? Math.max(5 * timeoutMs, 60_000), 'leaseMs', where);
+  const retentionMs = positive(options.retentionMs ?? SEVEN_HOURS, 'retentionMs', where);
+  const storeTimeoutMs = positive(options.storeTimeoutMs ?? 5_000, 'storeTimeoutMs', where, MAX_DELAY);
+  const retryAfter = String(Math.ceil(positive(options.retryAfterSeconds ?? 30, 'retryAfterSeconds', where)));
   if (leaseMs <= timeoutMs) {
     throw new OptionsError(
       'ERR_SW_TIMEOUT',
-      'dispatchEvent',
+      where,
       'leaseMs must be longer than timeoutMs, or a slow handler could run twice at once',
     );
   }
   if (options.name !== undefined && typeof options.name !== 'string') {
-    throw new OptionsError('ERR_SW_NAME', 'dispatchEvent', 'name must be a string');
+    throw new OptionsError('ERR_SW_NAME', where, 'name must be a string');
   }
   const scope = options.name ?? '';
-  const log: ResolvedLogger = resolveLogger(options.logger, 'dispatchEvent');
   const store = checkStore(
     options.idempotency === undefined ? new MemoryStore({ logger: options.logger }) : options.idempotency,
+    where,
   );
-  return { timeoutMs, leaseMs, retentionMs, retryAfter, scope, log, store };
+  return { timeoutMs, leaseMs, retentionMs, storeTimeoutMs, retryAfter, scope, store };
 }

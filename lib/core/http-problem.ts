@@ -1,8 +1,7 @@
+import { MAX_FIELD_ERRORS, type FieldError } from '../events/invalid-event-error';
+
 /** One rule a request broke, named by the field it concerns. */
-export interface ProblemFieldError {
-  field: string;
-  rule: string;
-}
+export type ProblemFieldError = FieldError;
 
 export interface HttpProblemInit {
   status: number;
@@ -10,8 +9,10 @@ export interface HttpProblemInit {
   slug: string;
   title: string;
   detail: string;
-  field?: string;
-  errors?: ProblemFieldError[];
+  field?: string | undefined;
+  /** Kept to the first 20; `errorCount` tells how many there were. */
+  errors?: ProblemFieldError[] | undefined;
+  errorCount?: number | undefined;
   headers?: Record<string, string>;
   /** True when the request body was left unread, so the connection cannot be reused. */
   closeConnection?: boolean;
@@ -20,11 +21,13 @@ export interface HttpProblemInit {
 /** An RFC 9457 problem the receiver answers with; thrown or passed to `next()` by every step. */
 export class HttpProblem extends Error {
   readonly status: number;
+  readonly slug: string;
   readonly type: string;
   readonly title: string;
   readonly detail: string;
   readonly field: string | undefined;
   readonly errors: ProblemFieldError[] | undefined;
+  readonly errorCount: number | undefined;
   readonly headers: Record<string, string>;
   readonly closeConnection: boolean;
 
@@ -32,11 +35,14 @@ export class HttpProblem extends Error {
     super(init.detail);
     this.name = 'HttpProblem';
     this.status = init.status;
+    this.slug = init.slug;
     this.type = `urn:service-webhooks:problem:${init.slug}`;
     this.title = init.title;
     this.detail = init.detail;
     this.field = init.field;
-    this.errors = init.errors;
+    this.errors = init.errors?.slice(0, MAX_FIELD_ERRORS);
+    const count = init.errorCount ?? init.errors?.length;
+    this.errorCount = count !== undefined && count > (this.errors?.length ?? 0) ? count : undefined;
     this.headers = init.headers ?? {};
     this.closeConnection = init.closeConnection ?? false;
   }
@@ -50,6 +56,7 @@ export class HttpProblem extends Error {
       detail: this.detail,
       ...(this.field === undefined ? {} : { field: this.field }),
       ...(this.errors === undefined ? {} : { errors: this.errors }),
+      ...(this.errorCount === undefined ? {} : { errorCount: this.errorCount }),
     };
   }
 }

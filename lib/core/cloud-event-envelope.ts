@@ -1,6 +1,10 @@
 import { z } from 'zod';
-import { HttpProblem } from './http-problem';
-import { schemaProblem } from './schema-problem';
+import {
+  InvalidEventError,
+  MAX_FIELD_ERRORS,
+  schemaError,
+  type FieldError,
+} from '../events/invalid-event-error';
 
 const required = (rule: string) => ({
   error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : rule),
@@ -24,7 +28,7 @@ const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 
 /**
  * A CloudEvents 1.0 envelope in the JSON format. `null` optional attributes count as absent, as the
- * JSON format allows. Built once at load; unknown extension attributes pass through.
+ * JSON format allows. Built once at load; extension attributes pass through.
  */
 export const cloudEventEnvelopeSchema = z
   .looseObject({
@@ -39,22 +43,36 @@ export const cloudEventEnvelopeSchema = z
     data: z.unknown().optional(),
     data_base64: z.base64({ error: 'must be base64' }).nullish(),
   })
-  .superRefine((envelope, ctx) => {
-    for (const name of Object.keys(envelope)) {
-      if (!CONTEXT_ATTRIBUTES.has(name) && !EXTENSION_NAME.test(name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message: 'is not a valid extension attribute name: use 1 to 20 lowercase letters or digits',
-        });
-      }
-    }
-    if (envelope.data !== undefined && envelope.data_base64 != null) {
-      ctx.addIssue({ code: 'custom', path: ['data_base64'], message: 'must not be sent together with data' });
-    }
+  .refine((envelope) => envelope.data === undefined || envelope.data_base64 == null, {
+    path: ['data_base64'],
+    error: 'must not be sent together with data',
   });
 
 export type CloudEventEnvelope = z.output<typeof cloudEventEnvelopeSchema>;
+
+/** Extension names are checked by hand, counting them all but keeping only the first few. */
+function checkExtensionNames(body: Record<string, unknown>): void {
+  const errors: FieldError[] = [];
+  let count = 0;
+  for (const name in body) {
+    if (CONTEXT_ATTRIBUTES.has(name) || EXTENSION_NAME.test(name)) continue;
+    if (count++ < MAX_FIELD_ERRORS) {
+      errors.push({
+        field: name,
+        rule: 'is not a valid extension attribute name: use 1 to 20 lowercase letters or digits',
+      });
+    }
+  }
+  const [first] = errors;
+  if (first === undefined) return;
+  throw new InvalidEventError({
+    slug: 'invalid-cloudevent',
+    detail: `CloudEvent attribute "${first.field}" ${first.rule}.`,
+    field: first.field,
+    errors,
+    errorCount: count,
+  });
+}
 
 /** Validates a parsed body as one CloudEvent (structured mode; batches are not supported). */
 export function parseCloudEventEnvelope(body: unknown): CloudEventEnvelope {
@@ -62,20 +80,15 @@ export function parseCloudEventEnvelope(body: unknown): CloudEventEnvelope {
     const got = Array.isArray(body)
       ? 'an array (batch mode is not supported)'
       : `a JSON ${body === null ? 'null' : typeof body}`;
-    throw new HttpProblem({
-      status: 400,
+    throw new InvalidEventError({
       slug: 'not-a-cloudevent',
-      title: 'Bad Request',
       detail: `Expected one CloudEvent as a JSON object, got ${got}; batch mode is not supported.`,
     });
   }
+  checkExtensionNames(body as Record<string, unknown>);
   const result = cloudEventEnvelopeSchema.safeParse(body);
   if (!result.success) {
-    throw schemaProblem(result.error, {
-      prefix: '',
-      slug: 'invalid-cloudevent',
-      what: 'CloudEvent attribute',
-    });
+    throw schemaError(result.error, { prefix: '', slug: 'invalid-cloudevent', what: 'CloudEvent attribute' });
   }
   return result.data;
 }

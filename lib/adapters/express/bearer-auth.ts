@@ -1,0 +1,28 @@
+import type { RequestHandler } from 'express';
+import { checkOptionKeys } from '../../check-option-keys';
+import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../core/token-verifier';
+import { unauthorized } from '../../core/unauthorized';
+
+export interface BearerAuthOptions {
+  /**
+   * The bearer tokens accepted on deliveries, or a function returning the current ones (sync or
+   * async, called per request: cache in it). Several may be valid at once, so a token can be
+   * rotated without dropping deliveries. Required; no default.
+   */
+  tokens: TokenSource;
+}
+
+/**
+ * Step 2: rejects a delivery without a valid `Authorization: Bearer` token with 401, before a byte of
+ * its body is read.
+ */
+export function bearerAuth(options: BearerAuthOptions): RequestHandler {
+  checkOptionKeys(options ?? {}, ['tokens'], 'bearerAuth');
+  const verifier = createTokenVerifier(options?.tokens, 'bearerAuth');
+  return function bearerAuth(req, _res, next) {
+    const pass = (check: TokenCheck) => next(check === 'valid' ? undefined : unauthorized(check));
+    const check = verifier.check(req.headers.authorization);
+    if (typeof check === 'string') pass(check);
+    else check.then(pass, next);
+  };
+}

@@ -1,0 +1,66 @@
+import type { RequestHandler } from 'express';
+import { checkOptionKeys } from '../../check-option-keys';
+import { createDispatcher } from '../../core/dispatcher';
+import {
+  DISPATCH_OPTION_KEYS,
+  resolveDispatchOptions,
+  type DispatchEventOptions,
+} from '../../core/dispatch-options';
+import { rateLimitedLog } from '../../core/rate-limited-log';
+import { checkRouter } from '../../core/resolve-receiver-options';
+import type { EventRouter } from '../../events/event-router';
+import { resolveLogger } from '../../logger';
+import { writeAnswer } from '../node/node-request';
+import { getWebhookEvent } from './read-cloud-event';
+
+export type { DispatchEventOptions };
+
+/** A dispatch middleware that can also wait for the handlers still running. */
+export type DispatchHandler = RequestHandler & {
+  /** Resolves once every handler started so far has settled (for graceful shutdown), or after `timeoutMs`. */
+  drain(options?: { timeoutMs?: number }): Promise<{ drained: boolean; running: string[] }>;
+};
+
+/**
+ * Step 4: runs the event's handlers and answers 200 only once they all succeeded (or the event is a
+ * known duplicate of one that did); 500 when one fails, 503 past `timeoutMs` or when the store is
+ * unavailable, 409 while the same event is still being processed by another delivery.
+ */
+export function dispatchEvent(router: EventRouter, options: DispatchEventOptions = {}): DispatchHandler {
+  checkRouter(router, 'dispatchEvent');
+  checkOptionKeys(options, DISPATCH_OPTION_KEYS, 'dispatchEvent');
+  const log = resolveLogger(options.logger, 'dispatchEvent');
+  const dispatcher = createDispatcher(
+    router,
+    resolveDispatchOptions(options, 'dispatchEvent'),
+    log,
+    rateLimitedLog(log),
+  );
+
+  const handler = function dispatchEvent(req, res, next) {
+    let event;
+    try {
+      event = getWebhookEvent(res);
+    } catch (error) {
+      return next(error);
+    }
+    const headers = req.headers;
+    const header = (name: string) => {
+      const value = headers[name];
+      return Array.isArray(value) ? value.join(', ') : value;
+    };
+    void dispatcher.dispatch(event, header).then(({ answer }) => writeAnswer(res, answer));
+  } as DispatchHandler;
+  handler.drain = async ({ timeoutMs } = {}) => {
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      dispatcher.idle().then(() => true),
+      new Promise<boolean>((resolve) => {
+        if (timeoutMs !== undefined) timer = setTimeout(resolve, timeoutMs, false);
+      }),
+    ]);
+    clearTimeout(timer);
+    return { drained, running: dispatcher.running() };
+  };
+  return handler;
+}

@@ -1,0 +1,37 @@
+import type { ErrorRequestHandler } from 'express';
+import { checkOptionKeys } from '../../check-option-keys';
+import { problemAnswer } from '../../core/answers';
+import { HttpProblem } from '../../core/http-problem';
+import { resolveLogger, type Logger } from '../../logger';
+import { writeAnswer } from '../node/node-request';
+
+const INTERNAL = problemAnswer(
+  new HttpProblem({
+    status: 500,
+    slug: 'internal-error',
+    title: 'Internal Server Error',
+    detail: 'The receiver failed while handling this delivery; the Service will retry it.',
+  }),
+);
+
+export interface ProblemHandlerOptions {
+  /** Where unexpected errors are logged. Defaults to the console. */
+  logger?: Logger | false;
+}
+
+/**
+ * Turns every failure into problem+json; anything not built as an HttpProblem becomes a bare 500.
+ * It never passes an error on while it can still answer, so Express's own HTML error page (with its
+ * stack trace) is never sent.
+ */
+export function problemHandler(options: ProblemHandlerOptions = {}): ErrorRequestHandler {
+  checkOptionKeys(options, ['logger'], 'problemHandler');
+  const log = resolveLogger(options.logger, 'problemHandler');
+  return function problemHandler(error: unknown, _req, res, next) {
+    if (res.headersSent) return next(error);
+    if (error instanceof HttpProblem) return writeAnswer(res, problemAnswer(error));
+    // The logger is contained: it cannot throw here and send us to Express's final handler.
+    log.error({ err: error }, 'unexpected error in the receiver; answering 500');
+    writeAnswer(res, INTERNAL);
+  };
+}

@@ -1,0 +1,35 @@
+import type { RequestHandler } from 'express';
+import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
+import type { ReceiverOptions } from '../../core/receiver-options';
+import { writeAnswer } from '../node/node-request';
+import { expressRequest } from './express-request';
+
+export type WebhookReceiverOptions = ReceiverOptions;
+
+/** The receiver as one Express middleware, with a way to wait for what is running. */
+export type WebhookReceiver = RequestHandler & {
+  /**
+   * Resolves once every request that entered the receiver has been answered and every handler has
+   * settled, or after `timeoutMs`; call it on shutdown, after `server.close()`.
+   */
+  drain(options?: { timeoutMs?: number }): Promise<DrainResult>;
+};
+
+/**
+ * The whole pipeline as one Express (4 or 5) middleware: POST only, handshake, bearer auth, bounded
+ * CloudEvent read and dispatch, every failure answered as problem+json. Mount it with
+ * `app.use(path, …)`: it answers that path itself, and passes sub-paths on to `next()`.
+ */
+export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
+  const core = createReceiverCore(options, 'webhookReceiver');
+  const receiver = function webhookReceiver(req, res, next) {
+    if (req.path !== '/') return next();
+    // handle() never rejects: every failure, ours included, is already a problem+json answer.
+    void core.handle(expressRequest(req)).then(({ answer, record }) => {
+      writeAnswer(res, answer);
+      core.report(record);
+    });
+  } as WebhookReceiver;
+  receiver.drain = core.drain;
+  return receiver;
+}

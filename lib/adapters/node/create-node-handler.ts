@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { problemAnswer } from '../../core/answers';
+import { HttpProblem } from '../../core/http-problem';
+import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
+import type { ReceiverOptions } from '../../core/receiver-options';
+import { OptionsError } from '../../options-error';
+import { nodeRequest, writeAnswer } from './node-request';
+
+export interface NodeHandlerOptions extends ReceiverOptions {
+  /**
+   * The path the receiver answers (query string ignored); a request for any other path goes to
+   * `next` when given, else gets 404. Defaults to answering every path.
+   */
+  path?: string;
+}
+
+/** A `node:http` request listener (or Connect/Koa-style middleware) for the receiver. */
+export type NodeHandler = ((
+  req: IncomingMessage,
+  res: ServerResponse,
+  next?: () => unknown,
+) => Promise<void>) & {
+  /** Resolves once every request that entered has been answered and every handler settled, or after `timeoutMs`. */
+  drain(options?: { timeoutMs?: number }): Promise<DrainResult>;
+};
+
+const NOT_FOUND = problemAnswer(
+  new HttpProblem({
+    status: 404,
+    slug: 'not-found',
+    title: 'Not Found',
+    detail: 'No webhook receiver at this path.',
+    closeConnection: true,
+  }),
+);
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/**
+ * The receiver for a plain `node:http` server, or any framework that exposes node's request and
+ * response (Fastify's `request.raw`/`reply.raw`, Koa's `ctx.req`/`ctx.res`).
+ */
+export function createNodeHandler(options: NodeHandlerOptions): NodeHandler {
+  const path = options?.path;
+  if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/'))) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      'createNodeHandler',
+      `path must be a string starting with "/" (got ${JSON.stringify(path)})`,
+    );
+  }
+  const core = createReceiverCore(options, 'createNodeHandler', ['path']);
+
+  const handler = async function nodeHandler(
+    req: IncomingMessage,
+    res: ServerResponse,
+    next?: () => unknown,
+  ) {
+    if (path !== undefined && pathOf(req.url) !== path) {
+      if (next !== undefined) {
+        await next();
+        return;
+      }
+      writeAnswer(res, NOT_FOUND);
+      return;
+    }
+    const { answer, record } = await core.handle(nodeRequest(req));
+    writeAnswer(res, answer);
+    core.report(record);
+  } as NodeHandler;
+  handler.drain = core.drain;
+  return handler;
+}

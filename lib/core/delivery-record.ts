@@ -1,0 +1,35 @@
+import type { Layout } from '../events/webhook-event';
+
+/** How a request to the receiver ended, from the Service's point of view. */
+export type DeliveryOutcome =
+  | 'handshake'
+  | 'processed'
+  | 'unhandled'
+  | 'duplicate'
+  | 'conflict'
+  | 'failed'
+  | 'timeout'
+  | 'rejected'
+  | 'store-unavailable';
+
+/**
+ * One per request that reaches the receiver, whatever the adapter. Fields unknown at the stage the
+ * request ended are null: a 401 has no event id.
+ */
+export interface DeliveryRecord {
+  eventId: string | null;
+  type: string | null;
+  source: string | null;
+  layout: Layout | null;
+  outcome: DeliveryOutcome;
+  /** The HTTP status answered. */
+  status: number;
+  /** The problem slug when the answer was a problem (`invalid-token`, `payload-too-large`, …), else null. */
+  problem: string | null;
+  /** From the request entering the receiver to its answer being ready. */
+  durationMs: number;
+  /** How long the handlers ran before the answer (null when none ran). */
+  handlerMs: number | null;
+  /** The delivery attempt number when the sender says it (`x-service-webhook-attempt`), else null. */
+  attempt: number | null;
+}

@@ -1,0 +1,119 @@
+import { checkEventRules } from '../events/event-rules';
+import { InvalidEventError } from '../events/invalid-event-error';
+import { normalizeEvent } from '../events/normalize-event';
+import type { AnyWebhookEvent } from '../events/webhook-event';
+import type { ResolvedLogger } from '../logger';
+import { binaryEnvelope } from './binary-mode';
+import { checkContent } from './check-content';
+import { parseCloudEventEnvelope, type CloudEventEnvelope } from './cloud-event-envelope';
+import { HttpProblem } from './http-problem';
+import { decodeUtf8, fromParsedBody, parseJsonText } from './parse-json-body';
+import type { WebhookRequest } from './webhook-request';
+
+export type ValidationMode = 'strict' | 'lenient';
+
+export interface EventReaderOptions {
+  limit: number;
+  bodyTimeoutMs: number;
+  validation: ValidationMode;
+  log: ResolvedLogger;
+}
+
+/** A delivery's envelope as checked, and the normalized event its handlers receive. */
+export interface ReadEvent {
+  envelope: CloudEventEnvelope;
+  event: AnyWebhookEvent;
+}
+
+/** An event that breaks the rules is the sender's fault: 400, naming the field. */
+export function invalidEventProblem(error: InvalidEventError): HttpProblem {
+  return new HttpProblem({
+    status: 400,
+    slug: error.slug,
+    title: 'Bad Request',
+    detail: error.message,
+    field: error.field,
+    errors: error.errors,
+    errorCount: error.errorCount,
+  });
+}
+
+function decodeBase64Data(base64: string): unknown {
+  const text = decodeUtf8(Buffer.from(base64, 'base64'), 'data_base64');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new InvalidEventError({
+      slug: 'invalid-data',
+      detail: 'The event "data_base64" must hold a JSON object (datacontenttype application/json).',
+      field: 'data_base64',
+    });
+  }
+}
+
+/**
+ * Step 3 as a plain function: content checks, the bounded body read, the CloudEvents envelope (in
+ * structured or binary mode), layout detection, normalization and the per-type rules of spec 6.
+ */
+export function createEventReader(
+  options: EventReaderOptions,
+): (request: WebhookRequest) => Promise<ReadEvent> {
+  const { limit, bodyTimeoutMs, validation, log } = options;
+  let warnedParsed = false;
+
+  async function readBody(request: WebhookRequest): Promise<unknown> {
+    const { parsed } = request.body;
+    if (parsed === undefined) return parseJsonText(decodeUtf8(await request.body.read(limit, bodyTimeoutMs)));
+    if (!warnedParsed) {
+      warnedParsed = true;
+      log.warn(
+        {},
+        'another body parser (e.g. app-wide express.json()) read the delivery before the receiver: its size limit applies instead of ours, and the body is read before the token is checked. Mount the receiver before that parser',
+      );
+    }
+    return fromParsedBody(parsed.value);
+  }
+
+  async function read(request: WebhookRequest): Promise<ReadEvent> {
+    const binary = request.header('ce-specversion') !== undefined;
+    checkContent(request.header('content-type'), request.header('content-encoding'), binary);
+    const body = await readBody(request);
+    const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
+    const envelope = parseCloudEventEnvelope(raw);
+    const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
+    const event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
+    if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {
+      log.info(
+        { eventId: event.id, dataschema: event.dataschema },
+        'dataschema is not of the form …/schemas/<resource>/v<x.y.z>.json; schemaVersion is null',
+      );
+    }
+    const violations = checkEventRules(event.type, event.layout, event.data);
+    if (violations.length > 0) {
+      if (validation === 'strict') {
+        const [first] = violations as [(typeof violations)[number]];
+        throw new HttpProblem({
+          status: 400,
+          slug: 'event-rule-violated',
+          title: 'Bad Request',
+          detail: `${first.message} (spec ${first.rule}).`,
+          field: first.field,
+          errors: violations.map((v) => ({ field: v.field, rule: `${v.message} (spec ${v.rule})` })),
+        });
+      }
+      log.warn(
+        { eventId: event.id, type: event.type, violations },
+        'event breaks the spec; accepted because validation is lenient',
+      );
+    }
+    return { envelope, event };
+  }
+
+  return async function readEvent(request) {
+    try {
+      return await read(request);
+    } catch (error) {
+      throw error instanceof InvalidEventError ? invalidEventProblem(error) : error;
+    }
+  };
+}

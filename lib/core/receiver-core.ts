@@ -1,0 +1,196 @@
+import { problemAnswer } from './answers';
+import type { DeliveryRecord } from './delivery-record';
+import { createDispatcher, type DispatchResult } from './dispatcher';
+import { answerHandshake } from './handshake';
+import { HttpProblem } from './http-problem';
+import { rateLimitedLog, type RateLimitedLog } from './rate-limited-log';
+import { createEventReader, type ReadEvent } from './read-event';
+import type { ReceiverOptions } from './receiver-options';
+import { resolveReceiverOptions } from './resolve-receiver-options';
+import { unauthorized } from './unauthorized';
+import type { Answer, WebhookRequest } from './webhook-request';
+
+/** What one request came to: the answer to write, and the record to report once it is written. */
+export interface Handled {
+  answer: Answer;
+  record: DeliveryRecord;
+}
+
+/** What `drain()` found: whether everything settled within its bound, and what was still running. */
+export interface DrainResult {
+  drained: boolean;
+  /** Requests still being read, checked or answered. */
+  requests: number;
+  /** Ids of events whose handlers were still running. */
+  running: string[];
+}
+
+export interface ReceiverCore {
+  /** The whole pipeline for one request. Never rejects: every failure is an answer. */
+  handle(request: WebhookRequest): Promise<Handled>;
+  /** Hands a record to `onDelivery`, contained; adapters call it once the answer is written. */
+  report(record: DeliveryRecord): void;
+  /**
+   * Resolves once every request that entered the receiver has been answered and every handler has
+   * settled, or after `timeoutMs`; call it on shutdown, after the server stops accepting.
+   */
+  drain(options?: { timeoutMs?: number }): Promise<DrainResult>;
+}
+
+const NOT_ALLOWED = new HttpProblem({
+  status: 405,
+  slug: 'method-not-allowed',
+  title: 'Method Not Allowed',
+  detail: 'The webhook receiver only accepts POST.',
+  headers: { Allow: 'POST' },
+  closeConnection: true,
+});
+const INTERNAL = new HttpProblem({
+  status: 500,
+  slug: 'internal-error',
+  title: 'Internal Server Error',
+  detail: 'The receiver failed while handling this delivery; the Service will retry it.',
+});
+
+function attemptOf(request: WebhookRequest): number | null {
+  const header = request.header('x-service-webhook-attempt');
+  const attempt = header === undefined ? NaN : Number(header);
+  return Number.isSafeInteger(attempt) && attempt > 0 ? attempt : null;
+}
+
+/** The receiver with no transport: handshake, auth, bounded read, envelope, dispatch, one record per request. */
+export function createReceiverCore(
+  options: ReceiverOptions,
+  where: string,
+  extraKeys: readonly string[] = [],
+): ReceiverCore {
+  const resolved = resolveReceiverOptions(options, where, extraKeys);
+  const { verifier, log, onDelivery, bodyTimeoutMs } = resolved;
+  const warn: RateLimitedLog = rateLimitedLog(log);
+  const readEvent = createEventReader({
+    limit: resolved.limit,
+    bodyTimeoutMs,
+    validation: resolved.validation,
+    log,
+  });
+  const dispatcher = createDispatcher(resolved.router, resolved.dispatch, log, warn);
+  const handshake = { verifier, requireToken: resolved.requireTokenOnHandshake, bodyTimeoutMs, warn };
+  const retryAfter = resolved.dispatch.retryAfter;
+  const requests = new Set<Promise<unknown>>();
+
+  async function pipeline(request: WebhookRequest, record: DeliveryRecord): Promise<Answer> {
+    if (request.method !== 'POST') throw NOT_ALLOWED;
+    const echo = answerHandshake(request, handshake);
+    if (echo !== undefined) {
+      const answer = await echo;
+      record.outcome = 'handshake';
+      return answer;
+    }
+    const pending = verifier.check(request.header('authorization'));
+    const check = typeof pending === 'string' ? pending : await pending;
+    if (check !== 'valid') {
+      warn(
+        'warn',
+        `token-${check}`,
+        {},
+        `refused a delivery: bearer token ${check}; the Service will retry it and drop it after 6 hours`,
+      );
+      throw unauthorized(check, retryAfter);
+    }
+    const { event }: ReadEvent = await readEvent(request);
+    record.eventId = event.id;
+    record.type = event.type;
+    record.source = event.source;
+    record.layout = event.layout;
+    const result: DispatchResult = await dispatcher.dispatch(event, request.header);
+    record.outcome = result.outcome;
+    record.problem = result.problem;
+    record.handlerMs = result.handlerMs;
+    if (result.answer.status === 200)
+      log.debug({ eventId: event.id, type: event.type, outcome: result.outcome }, 'acknowledged a delivery');
+    return result.answer;
+  }
+
+  function failure(error: unknown, record: DeliveryRecord): Answer {
+    if (error instanceof HttpProblem) {
+      record.problem = error.slug;
+      if (error.status < 500 && error.status !== 401) {
+        warn(
+          'warn',
+          error.slug,
+          { status: error.status, eventId: record.eventId },
+          `refused a delivery: ${error.detail}`,
+        );
+      }
+      return problemAnswer(error);
+    }
+    log.error({ err: error }, 'unexpected error in the receiver; answering 500');
+    record.outcome = 'failed';
+    record.problem = INTERNAL.slug;
+    return problemAnswer(INTERNAL);
+  }
+
+  async function handle(request: WebhookRequest): Promise<Handled> {
+    const started = performance.now();
+    const record: DeliveryRecord = {
+      eventId: null,
+      type: null,
+      source: null,
+      layout: null,
+      outcome: 'rejected',
+      status: 0,
+      problem: null,
+      durationMs: 0,
+      handlerMs: null,
+      attempt: attemptOf(request),
+    };
+    const work = pipeline(request, record).then(undefined, (error: unknown) => failure(error, record));
+    requests.add(work);
+    let answer: Answer;
+    try {
+      answer = await work;
+    } finally {
+      requests.delete(work);
+    }
+    record.status = answer.status;
+    record.durationMs = performance.now() - started;
+    return { answer, record };
+  }
+
+  function report(record: DeliveryRecord): void {
+    if (onDelivery === undefined) return;
+    const failed = (error: unknown) =>
+      warn('error', 'on-delivery', { err: error }, 'onDelivery threw; the answer was not affected');
+    try {
+      const result: unknown = onDelivery(record);
+      if (typeof (result as Promise<unknown> | undefined)?.then === 'function')
+        (result as Promise<unknown>).then(undefined, failed);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  async function drain(drainOptions: { timeoutMs?: number } = {}): Promise<DrainResult> {
+    const timeoutMs = drainOptions.timeoutMs ?? Number.POSITIVE_INFINITY;
+    const deadline = Date.now() + timeoutMs;
+    const settled = (async () => {
+      while (requests.size > 0 || dispatcher.running().length > 0) {
+        await Promise.allSettled([...requests]);
+        await dispatcher.idle();
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      settled.then(() => true),
+      Number.isFinite(timeoutMs)
+        ? new Promise<boolean>(
+            (resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), false)),
+          )
+        : new Promise<boolean>(() => undefined),
+    ]);
+    clearTimeout(timer);
+    return { drained, requests: requests.size, running: dispatcher.running() };
+  }
+
+  return { handle, report, drain };
+}

@@ -1,0 +1,43 @@
+import type { EventRouter } from '../events/event-router';
+import type { Logger } from '../logger';
+import type { DeliveryRecord } from './delivery-record';
+import { DISPATCH_OPTION_KEYS, type DispatchEventOptions } from './dispatch-options';
+import type { ValidationMode } from './read-event';
+import type { TokenSource } from './token-verifier';
+
+/** The options every door of the receiver takes: Express, node:http and Fetch alike. */
+export interface ReceiverOptions extends DispatchEventOptions {
+  /**
+   * Bearer tokens accepted on deliveries (several during a rotation), or a function returning the
+   * current ones, sync or async: it is called on every request, so cache in it. Required.
+   */
+  bearerTokens: TokenSource;
+  /** The handlers, from `createEventRouter()`. Required. */
+  router: EventRouter;
+  /** Largest body accepted, in bytes or as `'512kb'`, `'1mb'` (units b, kb, mb, gb). Defaults to `'1mb'`. */
+  limit?: number | string;
+  /** `'strict'` (400 on a broken per-type rule) or `'lenient'` (accept and log). Defaults to `'strict'`. */
+  validation?: ValidationMode;
+  /** Any subset of `{ debug, info, warn, error }` (console and pino fit), or `false`. Defaults to the console. */
+  logger?: Logger | false;
+  /** Require a valid bearer token on the handshake too. Defaults to `false`. */
+  requireTokenOnHandshake?: boolean;
+  /** How long a request body may take to arrive before a 408. Defaults to `10_000` ms. */
+  bodyTimeoutMs?: number;
+  /**
+   * Called once per request, after its answer was sent, with what became of it. It cannot delay or
+   * change the answer; what it throws is logged (rate-limited). Defaults to none.
+   */
+  onDelivery?: (record: DeliveryRecord) => unknown;
+}
+
+export const RECEIVER_OPTION_KEYS: readonly string[] = [
+  'bearerTokens',
+  'router',
+  'limit',
+  'validation',
+  'requireTokenOnHandshake',
+  'bodyTimeoutMs',
+  'onDelivery',
+  ...DISPATCH_OPTION_KEYS,
+];

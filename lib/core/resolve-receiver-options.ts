@@ -1,0 +1,93 @@
+import { checkOptionKeys } from '../check-option-keys';
+import { EventRouter } from '../events/event-router';
+import { resolveLogger, type ResolvedLogger } from '../logger';
+import { OptionsError } from '../options-error';
+import type { DeliveryRecord } from './delivery-record';
+import { resolveDispatchOptions, type ResolvedDispatchOptions } from './dispatch-options';
+import { parseLimit } from './parse-limit';
+import type { ValidationMode } from './read-event';
+import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from './receiver-options';
+import { createTokenVerifier, type TokenVerifier } from './token-verifier';
+
+export interface ResolvedReceiverOptions {
+  verifier: TokenVerifier;
+  router: EventRouter;
+  limit: number;
+  validation: ValidationMode;
+  log: ResolvedLogger;
+  requireTokenOnHandshake: boolean;
+  bodyTimeoutMs: number;
+  onDelivery: ((record: DeliveryRecord) => unknown) | undefined;
+  dispatch: ResolvedDispatchOptions;
+}
+
+export function checkValidation(validation: unknown, where: string): ValidationMode {
+  if (validation === undefined) return 'strict';
+  if (validation !== 'strict' && validation !== 'lenient') {
+    throw new OptionsError(
+      'ERR_SW_VALIDATION',
+      where,
+      `validation must be 'strict' or 'lenient' (got ${String(validation)})`,
+    );
+  }
+  return validation;
+}
+
+export function checkRouter(router: unknown, where: string): EventRouter {
+  if (!(router instanceof EventRouter)) {
+    throw new OptionsError('ERR_SW_ROUTER', where, 'router must come from createEventRouter()');
+  }
+  return router;
+}
+
+function checkBoolean(value: unknown, name: string, where: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new OptionsError('ERR_SW_OPTION', where, `${name} must be a boolean`);
+  return value;
+}
+
+export function checkBodyTimeout(value: unknown, where: string): number {
+  if (value === undefined) return 10_000;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 2 ** 31 - 1) {
+    throw new OptionsError(
+      'ERR_SW_TIMEOUT',
+      where,
+      `bodyTimeoutMs must be a positive number of milliseconds (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+/** Reads every receiver option once, at construction: a misconfigured app fails at boot, not at the first delivery. */
+export function resolveReceiverOptions(
+  options: ReceiverOptions,
+  where: string,
+  extraKeys: readonly string[] = [],
+): ResolvedReceiverOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      `options are required: ${where}({ bearerTokens, router })`,
+    );
+  }
+  checkOptionKeys(options, [...RECEIVER_OPTION_KEYS, ...extraKeys], where);
+  // Tokens and logger first, so the errors people meet most name this factory's own options.
+  const verifier = createTokenVerifier(options.bearerTokens, where, 'bearerTokens');
+  const log = resolveLogger(options.logger, where);
+  const router = checkRouter(options.router, where);
+  if (options.onDelivery !== undefined && typeof options.onDelivery !== 'function') {
+    throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery must be a function (record) => void');
+  }
+  return {
+    verifier,
+    router,
+    log,
+    limit: parseLimit(options.limit, where),
+    validation: checkValidation(options.validation, where),
+    requireTokenOnHandshake: checkBoolean(options.requireTokenOnHandshake, 'requireTokenOnHandshake', where),
+    bodyTimeoutMs: checkBodyTimeout(options.bodyTimeoutMs, where),
+    onDelivery: options.onDelivery,
+    dispatch: resolveDispatchOptions(options, where),
+  };
+}

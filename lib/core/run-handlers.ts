@@ -1,0 +1,72 @@
+import type { EventHandler, EventRouter, HandlerContext } from '../events/event-router';
+import { RetryLater } from '../events/retry-later';
+import type { AnyWebhookEvent } from '../events/webhook-event';
+
+/** How the handlers of one delivery ended. */
+export type Outcome =
+  | { ok: true }
+  | {
+      ok: false;
+      errors: unknown[];
+      /** Set when a handler threw RetryLater: answer 503 with this `Retry-After` (or the default). */
+      retryLater: RetryLater | undefined;
+    };
+
+const OK: Outcome = { ok: true };
+
+async function runOne(handler: EventHandler<AnyWebhookEvent>, event: AnyWebhookEvent, ctx: HandlerContext) {
+  await handler(event, ctx);
+}
+
+/** Tells the hooks without waiting for them: a hook that hangs or throws cannot hold or change the answer. */
+function tellErrorHandlers(
+  router: EventRouter,
+  errors: unknown[],
+  event: AnyWebhookEvent,
+  ctx: HandlerContext,
+) {
+  for (const error of errors) {
+    ctx.logger.error(
+      { eventId: event.id, type: event.type, err: error },
+      'a handler failed; answering 500 so the Service retries the event',
+    );
+    for (const onError of router.errorHandlers) {
+      const hookFailed = (hookError: unknown) =>
+        ctx.logger.error({ eventId: event.id, err: hookError }, 'an onError handler threw');
+      try {
+        Promise.resolve(onError(error, event, ctx)).catch(hookFailed);
+      } catch (hookError) {
+        hookFailed(hookError);
+      }
+    }
+  }
+}
+
+function failed(errors: unknown[]): Outcome {
+  return { ok: false, errors, retryLater: errors.find((e): e is RetryLater => e instanceof RetryLater) };
+}
+
+/** Runs every handler matching the event concurrently; failures go to the logger and to `onError`. */
+export async function runHandlers(
+  router: EventRouter,
+  handlers: readonly EventHandler<AnyWebhookEvent>[],
+  event: AnyWebhookEvent,
+  ctx: HandlerContext,
+): Promise<Outcome> {
+  let errors: unknown[];
+  if (handlers.length <= 1) {
+    // The common case, without an array of promises and allSettled.
+    try {
+      if (handlers[0] !== undefined) await handlers[0](event, ctx);
+      return OK;
+    } catch (error) {
+      errors = [error];
+    }
+  } else {
+    const results = await Promise.allSettled(handlers.map((handler) => runOne(handler, event, ctx)));
+    errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (errors.length === 0) return OK;
+  }
+  tellErrorHandlers(router, errors, event, ctx);
+  return failed(errors);
+}

@@ -1,0 +1,30 @@
+/**
+ * Where a request's body comes from. Adapters build one per request; the core reads it once, bounded
+ * in size and time.
+ */
+export interface BodySource {
+  /**
+   * Reads the whole body, at most `limit` bytes and within `timeoutMs`. Rejects with an HttpProblem
+   * (413, 408, 400) when it cannot.
+   */
+  read(limit: number, timeoutMs: number): Promise<Uint8Array>;
+  /** A value another parser already produced (`express.json()`), or `undefined` when the bytes are unread. */
+  readonly parsed?: { value: unknown } | undefined;
+}
+
+/** A request as the core sees it: no framework type, just what the pipeline reads. */
+export interface WebhookRequest {
+  method: string;
+  /** A header by lowercase name, repeated values joined with `, `; `undefined` when absent. */
+  header(name: string): string | undefined;
+  body: BodySource;
+  /** The transport's socket when it has one (node:http), for mTLS; `undefined` for Fetch. */
+  socket?: unknown;
+}
+
+/** What the core answers: a status, headers, and the body text. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
