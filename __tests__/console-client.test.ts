@@ -109,16 +109,16 @@ describe('ConsoleClient on the wire', () => {
 
   it('sends DELETE with sig_payload and an encoded id, and POST verify with a signed {} body', async () => {
     const { received, client, server } = await recorder((req) =>
-      req.method === 'DELETE' ? [204, undefined] : [202, { id: 'wh/1', verified: false }],
+      req.method === 'DELETE' ? [204, undefined] : [202, { id: 'wh:1@x', verified: false }],
     );
     try {
-      await client.deleteWebhook('wh/1');
-      expect(await client.verifyWebhook('wh/1')).toEqual({ id: 'wh/1', verified: false, status: 202 });
+      await client.deleteWebhook('wh:1@x');
+      expect(await client.verifyWebhook('wh:1@x')).toEqual({ id: 'wh:1@x', verified: false, status: 202 });
       const [del, verify] = received;
-      expect(del?.url.pathname).toBe('/v1/console/webhooks/wh%2F1');
+      expect(del?.url.pathname).toBe('/v1/console/webhooks/wh%3A1%40x');
       expect(del?.url.searchParams.get('sig_payload')).toBe('{}');
       expect(del?.headers['x-payload-sig']).toBe(signPayload('{}', SECRET));
-      expect(verify?.url.pathname).toBe('/v1/console/webhooks/wh%2F1/verify');
+      expect(verify?.url.pathname).toBe('/v1/console/webhooks/wh%3A1%40x/verify');
       expect(verify?.body).toBe('{}');
       expect(verify?.headers['x-payload-sig']).toBe(signPayload('{}', SECRET));
     } finally {

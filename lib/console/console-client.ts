@@ -1,4 +1,3 @@
-import { OptionsError } from '../options-error';
 import { checkCreateInput } from './check-create-input';
 import { ConsoleApiError, ConsoleValidationError } from './console-errors';
 import {
@@ -9,33 +8,20 @@ import {
   type CreateWebhookInput,
   type WebhookPage,
 } from './console-wire';
+import { resolveConsoleOptions, type ConsoleClientOptions } from './console-client-options';
 import { sendSigned, type SignedTarget } from './send-signed';
+import { waitUntilVerified, type WaitUntilVerifiedOptions } from './wait-until-verified';
+import { walkPages } from './walk-pages';
+import { webhookIdSegment } from './webhook-id-segment';
 
-export interface ConsoleClientOptions {
-  /** The Service's base URL, without `/v1/console/webhooks`. Required. */
-  baseUrl: string;
-  /** Sent as `X-ACCT-ID`. Required. */
-  accountId: string;
-  /** The account secret that signs every request. Required; never logged or put in an error. */
-  secretKey: string;
-  /** A `fetch` to use instead of the platform's. Defaults to `globalThis.fetch`. */
-  fetch?: typeof fetch;
-  /** How long one request may take. Defaults to `10_000` ms. */
-  timeoutMs?: number;
-}
+export type { WaitUntilVerifiedOptions } from './wait-until-verified';
+export type { ConsoleClientOptions } from './console-client-options';
 
 export interface ListOptions {
   /** Defaults to `1`. */
   page?: number;
   /** Defaults to `50`; at most `100`. */
   perPage?: number;
-}
-
-export interface WaitUntilVerifiedOptions {
-  /** Defaults to `30_000` ms. */
-  timeoutMs?: number;
-  /** Time between polls of the list. Defaults to `1_000` ms. */
-  intervalMs?: number;
 }
 
 export interface VerifyResult {
@@ -46,14 +32,6 @@ export interface VerifyResult {
 }
 
 const PATH = '/v1/console/webhooks';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function required(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new OptionsError('ERR_SW_OPTION', 'ConsoleClient', `${name} must be a non-empty string`);
-  }
-  return value;
-}
 
 function wholeNumber(method: string, field: string, value: number, max = Number.MAX_SAFE_INTEGER): void {
   if (!Number.isSafeInteger(value) || value < 1 || value > max) {
@@ -71,44 +49,20 @@ export class ConsoleClient {
   readonly #target: SignedTarget;
 
   constructor(options: ConsoleClientOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new OptionsError(
-        'ERR_SW_OPTION',
-        'ConsoleClient',
-        'options are required: { baseUrl, accountId, secretKey }',
-      );
-    }
-    const baseUrl = required(options.baseUrl, 'baseUrl');
-    if (!URL.canParse(baseUrl)) {
-      throw new OptionsError(
-        'ERR_SW_OPTION',
-        'ConsoleClient',
-        `baseUrl must be an absolute URL (got ${JSON.stringify(baseUrl)})`,
-      );
-    }
-    const accountId = required(options.accountId, 'accountId');
-    const secretKey = required(options.secretKey, 'secretKey');
-    const fetchFn = options.fetch ?? globalThis.fetch;
-    if (typeof fetchFn !== 'function') {
-      throw new OptionsError('ERR_SW_OPTION', 'ConsoleClient', 'fetch must be a function');
-    }
-    const timeoutMs = options.timeoutMs ?? 10_000;
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new OptionsError(
-        'ERR_SW_TIMEOUT',
-        'ConsoleClient',
-        `timeoutMs must be a positive number (got ${String(timeoutMs)})`,
-      );
-    }
-    this.#target = { baseUrl: baseUrl.replace(/\/+$/, ''), accountId, secretKey, fetch: fetchFn, timeoutMs };
+    this.#target = resolveConsoleOptions(options);
   }
 
   /** One page of the account's webhooks. */
-  async listWebhooks(options: ListOptions = {}): Promise<WebhookPage> {
+  listWebhooks(options: ListOptions = {}): Promise<WebhookPage> {
+    return this.#list(options);
+  }
+
+  async #list(options: ListOptions, signal?: AbortSignal): Promise<WebhookPage> {
     const { page = 1, perPage = 50 } = options;
     wholeNumber('listWebhooks', 'page', page);
     wholeNumber('listWebhooks', 'perPage', perPage, 100);
-    const body = await this.#request('GET', PATH, { page: String(page), per_page: String(perPage) });
+    const query = { page: String(page), per_page: String(perPage) };
+    const body = await this.#request('GET', PATH, query, signal);
     const parsed = pageFromWire(body, page, perPage);
     if (parsed === null) {
       throw new ConsoleApiError(
@@ -122,13 +76,10 @@ export class ConsoleClient {
     return parsed;
   }
 
-  /** Every webhook of the account, page after page. */
+  /** Every webhook of the account, page after page; stops on a page seen before, throws past 1000 pages. */
   async *iterateWebhooks(options: Pick<ListOptions, 'perPage'> = {}): AsyncGenerator<ConsoleWebhook> {
-    for (let page = 1; ; page++) {
-      const result = await this.listWebhooks({ page, perPage: options.perPage ?? 100 });
-      yield* result.webhooks;
-      if (!result.hasMore || result.webhooks.length === 0) return;
-    }
+    const perPage = options.perPage ?? 100;
+    for await (const page of walkPages((n) => this.#list({ page: n, perPage }))) yield* page.webhooks;
   }
 
   /** Creates a webhook; the answer carries its `id` and `privateKey` (its delivery token). */
@@ -151,43 +102,26 @@ export class ConsoleClient {
     return { id, verified, status };
   }
 
-  /** Polls the list (spec 4.4) until the webhook is verified; rejects past `timeoutMs` or if it is gone. */
+  /**
+   * Polls the list (spec 4.4) until the webhook is verified; rejects past `timeoutMs` (which bounds
+   * the list requests too) or if it is gone.
+   */
   async waitUntilVerified(id: string, options: WaitUntilVerifiedOptions = {}): Promise<ConsoleWebhook> {
-    const { timeoutMs = 30_000, intervalMs = 1_000 } = options;
     this.#id('waitUntilVerified', id);
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      let found: ConsoleWebhook | undefined;
-      for await (const webhook of this.iterateWebhooks()) {
-        if (webhook.id === id) {
-          found = webhook;
-          break;
-        }
-      }
-      if (found === undefined)
-        throw new Error(`[service-webhooks] waitUntilVerified: webhook ${id} is not on this account`);
-      if (found.verified) return found;
-      if (Date.now() + intervalMs > deadline) {
-        throw new Error(
-          `[service-webhooks] waitUntilVerified: webhook ${id} not verified after ${timeoutMs} ms; check that its URL answers the handshake`,
-        );
-      }
-      await sleep(intervalMs);
-    }
+    return waitUntilVerified((page, signal) => this.#list({ page, perPage: 100 }, signal), id, options);
   }
 
   #id(method: string, id: string): string {
-    if (typeof id !== 'string' || id === '')
-      throw new ConsoleValidationError(method, 'id', 'must be a non-empty string');
-    return encodeURIComponent(id);
+    return webhookIdSegment(method, id);
   }
 
   async #request(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
     payload?: Record<string, unknown>,
+    signal?: AbortSignal,
   ): Promise<unknown> {
-    const { status, body } = await sendSigned(this.#target, method, path, payload);
+    const { status, body } = await sendSigned(this.#target, method, path, payload, signal);
     if (status < 200 || status > 299) throw new ConsoleApiError(method, path, status, body);
     return body;
   }

@@ -1,10 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import { verifyPayloadSignature } from '../console/sign-payload';
 import { EVENT_TYPES } from '../events/catalogue';
-import { schemaProblem } from '../receiver/schema-problem';
-import { HttpProblem } from '../receiver/http-problem';
-import { sendProblem } from '../receiver/send-problem';
+import { fieldProblem } from './field-problem';
+import { ApiProblem, sendApiProblem } from './api-problem';
 import type { AuthMethod, EmulatedWebhook, RegisterWebhookInput } from './emulator-types';
 
 export interface ConsoleAccount {
@@ -61,9 +61,9 @@ function toWire(webhook: EmulatedWebhook): Record<string, unknown> {
 }
 
 const unauthorized = (detail: string) =>
-  new HttpProblem({ status: 401, slug: 'unsigned-request', title: 'Unauthorized', detail });
+  new ApiProblem({ status: 401, slug: 'unsigned-request', title: 'Unauthorized', detail });
 const notFound = (id: string) =>
-  new HttpProblem({
+  new ApiProblem({
     status: 404,
     slug: 'webhook-not-found',
     title: 'Not Found',
@@ -77,18 +77,28 @@ function signedText(req: Request): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Spec 5.1, checked over the exact bytes received, before anything else. */
+/** Checked against when the account is unknown, so both refusals take the same time. */
+const NO_ACCOUNT_SECRET = randomBytes(32).toString('hex');
+const REFUSED =
+  'X-ACCT-ID and X-PAYLOAD-SIG do not match an account and its signature of the payload (spec 5.1).';
+
+/**
+ * Spec 5.1, checked over the exact bytes received, before anything else. An unknown account and a
+ * wrong signature get the same answer, after the same work: the 401 must not tell which accounts exist.
+ */
 function signedRequest(backend: ConsoleBackend): RequestHandler {
   return function signedRequest(req, res, next) {
-    const accountId = req.get('X-ACCT-ID');
-    const account = accountId === undefined ? undefined : backend.accounts.get(accountId);
-    if (account === undefined) return next(unauthorized('Unknown or missing X-ACCT-ID.'));
     const text = signedText(req);
     if (text === undefined)
       return next(unauthorized('GET and DELETE must carry the signed payload as sig_payload.'));
-    if (!verifyPayloadSignature(text, account.secretKey, req.get('X-PAYLOAD-SIG'))) {
-      return next(unauthorized('X-PAYLOAD-SIG does not match the payload signed with the account secret.'));
-    }
+    const accountId = req.get('X-ACCT-ID');
+    const account = accountId === undefined ? undefined : backend.accounts.get(accountId);
+    const signed = verifyPayloadSignature(
+      text,
+      account?.secretKey ?? NO_ACCOUNT_SECRET,
+      req.get('X-PAYLOAD-SIG'),
+    );
+    if (account === undefined || !signed) return next(unauthorized(REFUSED));
     res.locals.accountId = account.accountId;
     next();
   };
@@ -98,7 +108,7 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text === '' ? '{}' : text);
   } catch {
-    throw new HttpProblem({
+    throw new ApiProblem({
       status: 400,
       slug: 'invalid-json',
       title: 'Bad Request',
@@ -115,8 +125,7 @@ export function consoleApi(backend: ConsoleBackend): Router {
 
   router.get('/v1/console/webhooks', (req, res) => {
     const query = listQuery.safeParse(req.query);
-    if (!query.success)
-      throw schemaProblem(query.error, { prefix: '', slug: 'invalid-query', what: 'Query parameter' });
+    if (!query.success) throw fieldProblem(query.error, 'invalid-query', 'Query parameter');
     const { page, per_page } = query.data;
     const all = backend.webhooksOf(res.locals.accountId as string);
     const items = all.slice((page - 1) * per_page, page * per_page).map(toWire);
@@ -128,8 +137,7 @@ export function consoleApi(backend: ConsoleBackend): Router {
 
   router.post('/v1/console/webhooks', (req, res) => {
     const body = createBody.safeParse(parseJson(req.body as string));
-    if (!body.success)
-      throw schemaProblem(body.error, { prefix: '', slug: 'invalid-webhook', what: 'Field' });
+    if (!body.success) throw fieldProblem(body.error, 'invalid-webhook', 'Field');
     const { name, url, auth_method, subscribed_events } = body.data;
     const webhook = backend.create(res.locals.accountId as string, {
       name,
@@ -154,22 +162,22 @@ export function consoleApi(backend: ConsoleBackend): Router {
 
   router.use(((error, _req, res, _next) => {
     const problem =
-      error instanceof HttpProblem
+      error instanceof ApiProblem
         ? error
         : (error as { type?: string }).type === 'entity.too.large'
-          ? new HttpProblem({
+          ? new ApiProblem({
               status: 413,
               slug: 'body-too-large',
               title: 'Content Too Large',
               detail: 'The body is over 64 KiB.',
             })
-          : new HttpProblem({
+          : new ApiProblem({
               status: 500,
               slug: 'internal-error',
               title: 'Internal Server Error',
               detail: 'The emulator failed.',
             });
-    sendProblem(res, problem);
+    sendApiProblem(res, problem);
   }) as express.ErrorRequestHandler);
   return router;
 }

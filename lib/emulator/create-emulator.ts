@@ -22,6 +22,8 @@ export interface EmulatorOptions {
   origin?: string;
   /** Source of retry jitter, in [0, 1). Defaults to `Math.random`. */
   random?: () => number;
+  /** Delivery attempts in flight at once; the others wait their turn. Defaults to `8`. */
+  maxConcurrentDeliveries?: number;
 }
 
 /** The options with their defaults filled in. */
@@ -38,6 +40,17 @@ function positive(name: string, value: number): number {
   return value;
 }
 
+function atLeastOne(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      'createEmulator',
+      `${name} must be a whole number of at least 1 (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
 /** Starts an emulator on 127.0.0.1; `close()` it when done. */
 export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const resolved = {
@@ -47,6 +60,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     attemptTimeoutMs: positive('attemptTimeoutMs', options.attemptTimeoutMs ?? 10_000),
     origin: options.origin ?? 'access-grid',
     random: options.random ?? Math.random,
+    maxConcurrentDeliveries: atLeastOne('maxConcurrentDeliveries', options.maxConcurrentDeliveries ?? 8),
   };
   const account = options.account ?? {
     accountId: 'acct_emulator',

@@ -14,6 +14,8 @@ export interface RetryPolicy {
   attemptTimeoutMs: number;
   /** Source of jitter, in [0, 1). */
   random: () => number;
+  /** Attempts in flight at once, across webhooks; the others wait their turn. */
+  maxConcurrentDeliveries: number;
 }
 
 const ACKNOWLEDGED = new Set([200, 201]);
@@ -28,6 +30,9 @@ export class DeliveryScheduler extends EventEmitter {
   readonly deliveries: DeliveryRecord[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #running = new Set<Promise<void>>();
+  /** Attempts waiting for one of the `maxConcurrentDeliveries` slots. */
+  readonly #queue: (() => void)[] = [];
+  #active = 0;
   #closed = false;
 
   constructor(
@@ -66,6 +71,7 @@ export class DeliveryScheduler extends EventEmitter {
     this.#closed = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+    for (const waiting of this.#queue.splice(0)) waiting();
     return Promise.allSettled([...this.#running]).then(() => undefined);
   }
 
@@ -75,7 +81,31 @@ export class DeliveryScheduler extends EventEmitter {
     void run.finally(() => this.#running.delete(run));
   }
 
+  /** Resolves when an attempt may start; a finished attempt hands its slot straight to the next. */
+  async #slot(): Promise<void> {
+    if (this.#active < this.policy.maxConcurrentDeliveries) {
+      this.#active++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#queue.push(resolve));
+  }
+
+  #release(): void {
+    const next = this.#queue.shift();
+    if (next === undefined) this.#active--;
+    else next();
+  }
+
   async #run(delivery: DeliveryRecord, firstAt: number): Promise<void> {
+    await this.#slot();
+    try {
+      await this.#attemptOnce(delivery, firstAt);
+    } finally {
+      this.#release();
+    }
+  }
+
+  async #attemptOnce(delivery: DeliveryRecord, firstAt: number): Promise<void> {
     const webhook = this.lookup(delivery.webhookId);
     if (this.#closed) return;
     if (webhook === undefined) return this.#settle(delivery, 'dropped');

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { isEventType, type EventType } from '../events/catalogue';
 import type { Layout } from '../events/webhook-event';
 import { buildEvent, type DeliveryEnvelope } from '../testing/build-event';
+import { checkWebhookUrl } from './check-webhook-url';
 import type { ConsoleAccount, ConsoleBackend } from './console-api';
 import type { ResolvedEmulatorOptions } from './create-emulator';
 import { DeliveryScheduler } from './delivery-scheduler';
@@ -72,6 +73,7 @@ export class Emulator {
     change: Partial<Omit<RegisterWebhookInput, 'authMethod'>>,
   ): Promise<EmulatedWebhook> {
     const webhook = this.#get(id);
+    if (change.url !== undefined) checkWebhookUrl(change.url);
     if (change.name !== undefined) webhook.name = change.name;
     if (change.subscribedEvents !== undefined)
       webhook.subscribedEvents = this.#events(change.subscribedEvents);
@@ -181,7 +183,7 @@ export class Emulator {
     const webhook = {
       id: `wh_${randomUUID().replace(/-/g, '').slice(0, 16)}`,
       name: input.name,
-      url: input.url,
+      url: checkWebhookUrl(input.url),
       authMethod: input.authMethod ?? 'bearer_token',
       subscribedEvents: this.#events(input.subscribedEvents),
       verified: false,
