@@ -41,10 +41,7 @@ async function readChallenge(
   const { parsed } = request.body;
   if (parsed !== undefined) {
     body = parsed.value;
-  } else if (
-    request.header('content-length') !== '0' &&
-    (request.header('content-length') ?? request.header('transfer-encoding')) !== undefined
-  ) {
+  } else if (request.body.hasBody) {
     const bytes = await request.body.read(HANDSHAKE_BODY_LIMIT, timeoutMs);
     // A body that is not JSON falls back to the header; one that is too large or slow is refused.
     try {

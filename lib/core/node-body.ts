@@ -17,8 +17,10 @@ function declaredLength(stream: NodeStream): number | undefined {
  * being destroyed or the rest of a 50 MB upload drained.
  */
 export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodySource {
+  const length = stream.headers['content-length'];
   return {
     parsed,
+    hasBody: (length !== undefined && length !== '0') || stream.headers['transfer-encoding'] !== undefined,
     read(limit, timeoutMs) {
       return new Promise<Uint8Array>((resolve, reject) => {
         const declared = declaredLength(stream);

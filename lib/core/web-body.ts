@@ -4,6 +4,7 @@ import type { BodySource } from './webhook-request';
 /** A Fetch `Request` body, read chunk by chunk so a limit or a timeout cancels it early. */
 export function webBody(request: Request): BodySource {
   return {
+    hasBody: request.body !== null,
     async read(limit, timeoutMs) {
       const header = request.headers.get('content-length');
       const declared = header === null ? undefined : Number(header);

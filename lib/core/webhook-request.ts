@@ -8,6 +8,8 @@ export interface BodySource {
    * (413, 408, 400) when it cannot.
    */
   read(limit: number, timeoutMs: number): Promise<Uint8Array>;
+  /** False when the request certainly carries no body (no Content-Length above 0, not chunked, no stream). */
+  readonly hasBody: boolean;
   /** A value another parser already produced (`express.json()`), or `undefined` when the bytes are unread. */
   readonly parsed?: { value: unknown } | undefined;
 }

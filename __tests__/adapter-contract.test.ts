@@ -1,0 +1,301 @@
+import { HTTP, CloudEvent } from 'cloudevents';
+import {
+  createEventRouter,
+  type AnyWebhookEvent,
+  MemoryStore,
+  RetryLater,
+  type IdempotencyStore,
+  type ReceiverOptions,
+} from '../lib';
+import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
+import { DOORS, type OpenDoor, type RawRequest } from './support/doors';
+
+const TOKEN = 'tok_contract';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function delivery(
+  event: unknown,
+  extra: Record<string, string> = {},
+  body?: string | Uint8Array,
+): RawRequest {
+  return {
+    headers: { ...DELIVERY_HEADERS, authorization: `Bearer ${TOKEN}`, ...extra },
+    body: body ?? JSON.stringify(event),
+  };
+}
+
+/** Handlers that count runs by event id, and fail, refuse or hang on cue (by the event's `title`). */
+function countingRouter() {
+  const runs = new Map<string, number>();
+  const handler = async (event: AnyWebhookEvent) => {
+    runs.set(event.id, (runs.get(event.id) ?? 0) + 1);
+    const cue = (event.data as { title?: string | null }).title;
+    if (cue === 'fail') throw new Error('secret=hunter2 at /srv/app.js');
+    if (cue === 'retry-later') throw new RetryLater('downstream is down', { retryAfterSeconds: 7 });
+    if (cue === 'slow') await sleep(300);
+  };
+  return { router: createEventRouter().on('ag.*', handler).onUnhandled(handler), runs };
+}
+
+const issued = (overrides: Record<string, unknown> = {}, id?: string) =>
+  buildEvent('ag.access_pass.issued', overrides, id === undefined ? {} : { id });
+const invalidUtf8 = Buffer.concat([
+  Buffer.from('{"specversion":"1.0","id":"x'),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from('"}'),
+]);
+const binaryMode = (() => {
+  const event = issued({}, 'evt_binary');
+  const message = HTTP.binary(new CloudEvent({ ...event, data: event.data }));
+  const headers = Object.fromEntries(
+    Object.entries(message.headers).map(([k, v]) => [k.toLowerCase(), String(v)]),
+  );
+  return { headers: { ...headers, authorization: `Bearer ${TOKEN}` }, body: message.body as string };
+})();
+
+interface Row {
+  name: string;
+  request: RawRequest;
+  status: number;
+  /** The problem slug, for error answers. */
+  slug?: string;
+  /** The acknowledgement's `status`, for 200 answers. */
+  outcome?: 'processed' | 'unhandled' | 'duplicate';
+  headers?: Record<string, string | RegExp>;
+  options?: Partial<ReceiverOptions>;
+}
+
+const ROWS: Row[] = [
+  { name: 'a valid delivery', request: delivery(issued()), status: 200, outcome: 'processed' },
+  {
+    name: 'layout B',
+    request: delivery(buildEvent('ag.access_pass.devices.added', {}, { layout: 'B' })),
+    status: 200,
+    outcome: 'processed',
+  },
+  { name: 'binary mode', request: binaryMode, status: 200, outcome: 'processed' },
+  {
+    name: 'a future type of a known family, without the fields its family carries',
+    request: delivery(buildEvent('ag.access_pass.transferred', { devices: undefined })),
+    status: 200,
+    outcome: 'unhandled',
+  },
+  {
+    name: 'GET',
+    request: { method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } },
+    status: 405,
+    slug: 'method-not-allowed',
+    headers: { allow: 'POST' },
+  },
+  {
+    name: 'no token',
+    request: delivery(issued(), { authorization: '' }),
+    status: 401,
+    slug: 'missing-token',
+    headers: { 'www-authenticate': /^Bearer realm=/ },
+  },
+  {
+    name: 'a wrong token',
+    request: delivery(issued(), { authorization: 'Bearer nope' }),
+    status: 401,
+    slug: 'invalid-token',
+    headers: { 'www-authenticate': /invalid_token/ },
+  },
+  {
+    name: 'a malformed Authorization',
+    request: delivery(issued(), { authorization: 'Basic abc' }),
+    status: 401,
+    slug: 'invalid-token',
+  },
+  {
+    name: 'a body over the limit',
+    request: delivery(issued({ metadata: { pad: 'x'.repeat(3000) } })),
+    status: 413,
+    slug: 'payload-too-large',
+    options: { limit: 2048 },
+  },
+  {
+    name: 'text/plain',
+    request: delivery(issued(), { 'content-type': 'text/plain' }),
+    status: 415,
+    slug: 'unsupported-media-type',
+  },
+  {
+    name: 'a latin1 charset',
+    request: delivery(issued(), { 'content-type': 'application/json; charset=latin1' }),
+    status: 415,
+    slug: 'unsupported-media-type',
+  },
+  {
+    name: 'Content-Encoding: gzip',
+    request: delivery(issued(), { 'content-encoding': 'gzip' }),
+    status: 415,
+    slug: 'unsupported-media-type',
+  },
+  { name: 'invalid JSON', request: delivery(null, {}, '{"specversion":'), status: 400, slug: 'invalid-json' },
+  { name: 'an empty body', request: delivery(null, {}, ''), status: 400, slug: 'empty-body' },
+  { name: 'invalid UTF-8', request: delivery(null, {}, invalidUtf8), status: 400, slug: 'invalid-utf8' },
+  { name: 'a batch', request: delivery([issued()]), status: 400, slug: 'not-a-cloudevent' },
+  {
+    name: 'no specversion',
+    request: delivery({ ...issued(), specversion: undefined }),
+    status: 400,
+    slug: 'invalid-cloudevent',
+  },
+  {
+    name: 'a bad extension name',
+    request: delivery({ ...issued(), 'Bad-Name': 1 }),
+    status: 400,
+    slug: 'invalid-cloudevent',
+  },
+  {
+    name: 'invalid UTF-8 in data_base64',
+    request: delivery({
+      ...issued(),
+      data: undefined,
+      data_base64: Buffer.from([0xc0, 0xaf]).toString('base64'),
+    }),
+    status: 400,
+    slug: 'invalid-utf8',
+  },
+  {
+    name: 'a mixed layout',
+    request: delivery(issued({ access_pass_id: 'ap_1' })),
+    status: 400,
+    slug: 'mixed-layout',
+  },
+  {
+    name: 'a broken per-type rule',
+    request: delivery(issued({ details: undefined })),
+    status: 400,
+    slug: 'event-rule-violated',
+  },
+  {
+    name: 'a failing handler',
+    request: delivery(issued({ title: 'fail' })),
+    status: 500,
+    slug: 'handler-failed',
+  },
+  {
+    name: 'a handler asking to retry later',
+    request: delivery(issued({ title: 'retry-later' })),
+    status: 503,
+    slug: 'retry-later',
+    headers: { 'retry-after': '7' },
+  },
+  {
+    name: 'a handler past timeoutMs',
+    request: delivery(issued({ title: 'slow' })),
+    status: 503,
+    slug: 'handler-timeout',
+    headers: { 'retry-after': '30' },
+    options: { timeoutMs: 50 },
+  },
+];
+
+const failingStore = (claim: IdempotencyStore['claim']): IdempotencyStore => ({
+  claim,
+  markDone: async () => undefined,
+  release: async () => undefined,
+  get: async () => null,
+});
+
+describe.each(DOORS)('the receiver contract through $name', (door) => {
+  let open: OpenDoor | undefined;
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  async function start(options: Partial<ReceiverOptions> = {}) {
+    const { router, runs } = countingRouter();
+    open = await door.open({ bearerTokens: [TOKEN], router, logger: false, ...options });
+    return { door: open, runs };
+  }
+
+  it.each(ROWS)('$name → $status', async (row) => {
+    const { door: d, runs } = await start(row.options);
+    const answer = await d.send(row.request);
+    expect(answer.status).toBe(row.status);
+    for (const [name, value] of Object.entries(row.headers ?? {}))
+      expect(answer.headers[name]).toMatch(value);
+    if (row.status === 200) {
+      expect(answer.headers['content-type']).toMatch(/^application\/json/);
+      expect(JSON.parse(answer.text)).toMatchObject({ status: row.outcome });
+      expect([...runs.values()]).toEqual([1]);
+    } else {
+      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const problem = JSON.parse(answer.text) as Record<string, unknown>;
+      expect(problem).toMatchObject({ status: row.status, type: `urn:service-webhooks:problem:${row.slug}` });
+      expect(answer.text).not.toMatch(/hunter2|\/srv\/|at .*\.js/);
+    }
+    await d.drain({ timeoutMs: 2000 });
+  });
+
+  it('answers the handshake from its body, and from its header alone', async () => {
+    const { door: d } = await start();
+    const fromBody = await d.send({
+      headers: { 'content-type': 'application/json', 'x-service-webhook-challenge': 'chl_h' },
+      body: '{"challenge":"chl_b"}',
+    });
+    expect([fromBody.status, fromBody.text, fromBody.headers['x-service-webhook-challenge']]).toEqual([
+      200,
+      '{"challenge":"chl_b"}',
+      'chl_b',
+    ]);
+    const fromHeader = await d.send({ headers: { 'x-service-webhook-challenge': 'chl_h' } });
+    expect([fromHeader.status, fromHeader.text]).toEqual([200, '{"challenge":"chl_h"}']);
+    const wrongToken = await d.send({
+      headers: { 'x-service-webhook-challenge': 'chl_h', authorization: 'Bearer nope' },
+    });
+    expect(wrongToken.status).toBe(401);
+    const badChallenge = await d.send({ headers: { 'x-service-webhook-challenge': 'two words' } });
+    expect(badChallenge.status).toBe(400);
+    expect(badChallenge.text).not.toContain('two words');
+  });
+
+  it('runs an event once: a redelivery after success is a duplicate, a failure is retried', async () => {
+    const { door: d, runs } = await start();
+    const event = issued({}, 'evt_once');
+    expect(JSON.parse((await d.send(delivery(event))).text)).toMatchObject({ status: 'processed' });
+    expect(JSON.parse((await d.send(delivery(event))).text)).toMatchObject({ status: 'duplicate' });
+    expect(runs.get('evt_once')).toBe(1);
+    const failing = issued({ title: 'fail' }, 'evt_fail');
+    expect((await d.send(delivery(failing))).status).toBe(500);
+    expect((await d.send(delivery(failing))).status).toBe(500);
+    expect(runs.get('evt_fail')).toBe(2);
+  });
+
+  it('answers 409 to the same event while its first delivery runs, and never runs it twice at once', async () => {
+    const { door: d, runs } = await start({ timeoutMs: 1000 });
+    const event = issued({ title: 'slow' }, 'evt_busy');
+    const first = d.send(delivery(event));
+    await sleep(50);
+    const second = await d.send(delivery(event));
+    expect(second.status).toBe(409);
+    expect(second.headers['retry-after']).toBe('30');
+    expect((await first).status).toBe(200);
+    expect(runs.get('evt_busy')).toBe(1);
+  });
+
+  it.each([
+    ['rejects', failingStore(async () => Promise.reject(new Error('ECONNREFUSED')))],
+    ['never settles', failingStore(() => new Promise(() => undefined))],
+  ])('answers 503 when the store %s, within storeTimeoutMs, and runs no handler', async (_name, store) => {
+    const { door: d, runs } = await start({ idempotency: store, storeTimeoutMs: 100 });
+    const started = Date.now();
+    const answer = await d.send(delivery(issued()));
+    expect(answer.status).toBe(503);
+    expect(answer.headers['retry-after']).toBe('30');
+    expect(JSON.parse(answer.text)).toMatchObject({ type: 'urn:service-webhooks:problem:store-unavailable' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(runs.size).toBe(0);
+  });
+
+  it('keeps one store for its events: a MemoryStore shared by the app sees the event done', async () => {
+    const store = new MemoryStore();
+    const { door: d } = await start({ idempotency: store, name: 'shop' });
+    await d.send(delivery(issued({}, 'evt_store')));
+    expect(store.size).toBe(1);
+    store.close();
+  });
+});
