@@ -1,0 +1,107 @@
+// One receiver per process, so each is measured alone: `node bench-server.js <kind>`. It reports its
+// port, then its CPU time and request count between 'start' and 'stop' messages from the parent.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createEventRouter, createNodeHandler, webhookReceiver, type ReceiverOptions } from '../lib';
+import { TOKEN } from './bench-events';
+
+export const OCTOKIT_SECRET = 'bench-secret';
+export const KINDS = [
+  'node:http + JSON.parse',
+  'express.json() route',
+  'octokit createNodeMiddleware',
+  'ours: Express',
+  'ours: createNodeHandler',
+  'ours: Express + RedisStore',
+] as const;
+export type Kind = (typeof KINDS)[number];
+
+const answer = (res: http.ServerResponse, id: string) => {
+  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify({ id, status: 'processed' }));
+};
+
+async function ourOptions(kind: Kind): Promise<ReceiverOptions> {
+  const options: ReceiverOptions = {
+    bearerTokens: [TOKEN],
+    router: createEventRouter().on('ag.*', () => undefined),
+    logger: false,
+  };
+  if (kind !== 'ours: Express + RedisStore') return options;
+  const { RedisStore } = (await import('../lib/redis/index.js')) as typeof import('../lib/redis');
+  const { createClient } = await import('redis');
+  const client = createClient({ url: process.env.BENCH_REDIS_URL, disableOfflineQueue: true });
+  await client.connect();
+  return {
+    ...options,
+    idempotency: new RedisStore({ sendCommand: (...args: string[]) => client.sendCommand(args) }),
+  };
+}
+
+async function listener(kind: Kind): Promise<http.RequestListener> {
+  switch (kind) {
+    case 'node:http + JSON.parse':
+      return (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () =>
+          answer(res, (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string }).id),
+        );
+      };
+    case 'express.json() route': {
+      const app = express();
+      app.post(
+        '/hook',
+        express.json({ type: () => true }),
+        (req, res) => void res.json({ id: (req.body as { id: string }).id, status: 'processed' }),
+      );
+      return app;
+    }
+    case 'octokit createNodeMiddleware': {
+      const { Webhooks, createNodeMiddleware } = await import('@octokit/webhooks');
+      const webhooks = new Webhooks({ secret: OCTOKIT_SECRET });
+      webhooks.onAny(() => undefined);
+      return createNodeMiddleware(webhooks, { path: '/hook' }) as http.RequestListener;
+    }
+    case 'ours: Express':
+    case 'ours: Express + RedisStore': {
+      const app = express();
+      app.use('/hook', webhookReceiver(await ourOptions(kind)));
+      return app;
+    }
+    case 'ours: createNodeHandler': {
+      const handler = createNodeHandler({ ...(await ourOptions(kind)), path: '/hook' });
+      return (req, res) => void handler(req, res);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const kind = process.argv[2] as Kind;
+  const inner = await listener(kind);
+  let requests = 0;
+  const server = http.createServer((req, res) => {
+    requests++;
+    inner(req, res);
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  let cpu = process.cpuUsage();
+  let counted = 0;
+  process.on('message', (message: string) => {
+    if (message === 'start') {
+      cpu = process.cpuUsage();
+      counted = requests;
+    } else if (message === 'stop') {
+      const used = process.cpuUsage(cpu);
+      process.send?.({ cpuMicros: used.user + used.system, requests: requests - counted });
+    } else if (message === 'exit') {
+      server.closeAllConnections();
+      server.close(() => process.exit(0));
+    }
+  });
+  process.send?.({ port: (server.address() as AddressInfo).port });
+}
+
+if (require.main === module) void main();

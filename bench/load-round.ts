@@ -1,0 +1,107 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { eventBody, TOKEN } from './bench-events';
+import { OCTOKIT_SECRET, type Kind } from './bench-server';
+
+export interface LoadResult {
+  kind: Kind;
+  reqPerSec: number;
+  p99Ms: number;
+  non2xx: number;
+  notProcessed: number;
+  cpuMicrosPerRequest: number;
+}
+
+const CONNECTIONS = 32;
+let sequence = 0;
+
+function message<T>(child: ChildProcess, test: (m: unknown) => boolean): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the bench server did not answer within 30 s')), 30_000);
+    const on = (m: unknown) => {
+      if (!test(m)) return;
+      clearTimeout(timer);
+      child.off('message', on);
+      resolve(m as T);
+    };
+    child.on('message', on);
+  });
+}
+
+function headersFor(kind: Kind, body: string): Record<string, string> {
+  if (kind === 'octokit createNodeMiddleware') {
+    return {
+      'content-type': 'application/json',
+      'x-github-event': 'push',
+      'x-github-delivery': `d${sequence}`,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', OCTOKIT_SECRET).update(body).digest('hex')}`,
+    };
+  }
+  return { 'content-type': 'application/cloudevents+json; charset=utf-8', authorization: `Bearer ${TOKEN}` };
+}
+
+async function run(url: string, kind: Kind, seconds: number, counts: { notProcessed: number }) {
+  return autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        // A new event id on every request, so the idempotency store does real work each time.
+        setupRequest: (request) => {
+          const body = eventBody(sequence++, kind.startsWith('ours') ? 'o' : 'x');
+          return { ...request, body, headers: headersFor(kind, body) };
+        },
+        onResponse: (status, body) => {
+          if (kind.startsWith('ours') && (status !== 200 || !body.includes('"processed"')))
+            counts.notProcessed++;
+        },
+      },
+    ],
+  });
+}
+
+/** Starts `kind` in its own process, warms it up, loads it for `seconds`, and reads its CPU time. */
+export async function loadRound(
+  kind: Kind,
+  seconds: number,
+  env: NodeJS.ProcessEnv = {},
+): Promise<LoadResult> {
+  const child = fork(path.join(__dirname, 'bench-server.js'), [kind], {
+    env: { ...process.env, ...env },
+    stdio: 'inherit',
+  });
+  try {
+    const { port } = await message<{ port: number }>(
+      child,
+      (m) => typeof (m as { port?: number }).port === 'number',
+    );
+    const url = `http://127.0.0.1:${port}/hook`;
+    await run(url, kind, 1, { notProcessed: 0 });
+    const counts = { notProcessed: 0 };
+    child.send('start');
+    const result = await run(url, kind, seconds, counts);
+    child.send('stop');
+    const cpu = await message<{ cpuMicros: number; requests: number }>(
+      child,
+      (m) => typeof (m as { cpuMicros?: number }).cpuMicros === 'number',
+    );
+    return {
+      kind,
+      reqPerSec: result.requests.average,
+      p99Ms: result.latency.p99,
+      non2xx: result.non2xx,
+      notProcessed: counts.notProcessed,
+      cpuMicrosPerRequest: cpu.cpuMicros / Math.max(1, cpu.requests),
+    };
+  } finally {
+    child.send('exit');
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', () => resolve(clearTimeout(timer)));
+    });
+  }
+}

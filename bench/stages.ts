@@ -1,0 +1,103 @@
+// In-process cost of the pipeline, whole and by stage: `npm run bench -- --stages`.
+import { createEventRouter, MemoryStore } from '../lib';
+import { checkContent } from '../lib/core/check-content';
+import { parseCloudEventEnvelope } from '../lib/core/cloud-event-envelope';
+import { claimToken, idempotencyKey } from '../lib/core/idempotency-key';
+import { decodeUtf8, parseJsonText } from '../lib/core/parse-json-body';
+import { createReceiverCore } from '../lib/core/receiver-core';
+import type { WebhookRequest } from '../lib/core/webhook-request';
+import { checkEventRules } from '../lib/events/event-rules';
+import { normalizeEvent } from '../lib/events/normalize-event';
+import { eventBody, TOKEN } from './bench-events';
+
+const HEADERS: Record<string, string> = {
+  'content-type': 'application/cloudevents+json; charset=utf-8',
+  authorization: `Bearer ${TOKEN}`,
+  'user-agent': 'Service-Webhooks/1.0',
+};
+const header = (name: string) => HEADERS[name];
+
+function request(bytes: Uint8Array): WebhookRequest {
+  return { method: 'POST', header, body: { hasBody: true, read: async () => bytes } };
+}
+
+/** µs per call of `fn` over `n` calls, after a warm-up. */
+async function measure(n: number, fn: (i: number) => unknown): Promise<number> {
+  for (let i = 0; i < Math.min(n, 20_000); i++) await fn(-1 - i);
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await fn(i);
+  return Number(process.hrtime.bigint() - started) / 1000 / n;
+}
+
+export function makeCore(store = new MemoryStore({ logger: false })) {
+  return createReceiverCore(
+    {
+      bearerTokens: [TOKEN],
+      router: createEventRouter().on('ag.*', () => undefined),
+      logger: false,
+      idempotency: store,
+    },
+    'bench',
+  );
+}
+
+/** The whole pipeline, in process, µs per distinct event (body bytes built beforehand). */
+export async function pipelineMicros(n = 200_000): Promise<number> {
+  const core = makeCore();
+  const bodies = Array.from({ length: 1000 }, (_, i) => Buffer.from(eventBody(i, 'warm')));
+  let offset = 0;
+  return measure(n, async (i) => {
+    const bytes = i < 0 ? (bodies[-i % 1000] as Buffer) : Buffer.from(eventBody(offset++, 'p'));
+    const { answer } = await core.handle(request(bytes));
+    if (i >= 0 && answer.status !== 200) throw new Error(answer.body);
+  });
+}
+
+/** Per-stage µs, each stage measured alone on the same event. */
+export async function stageMicros(n = 100_000): Promise<Record<string, number>> {
+  const text = eventBody(1);
+  const bytes = Buffer.from(text);
+  const envelope = parseCloudEventEnvelope(JSON.parse(text));
+  const event = normalizeEvent(envelope, envelope.data, envelope as Record<string, unknown>);
+  const store = new MemoryStore({ logger: false });
+  const core = makeCore();
+  const idBodies = Array.from({ length: n + 20_000 }, (_, i) => i);
+  let k = 0;
+  const stages: Record<string, number> = {
+    'content checks': await measure(n, () => checkContent(HEADERS['content-type'], undefined, false)),
+    'UTF-8 check + decode': await measure(n, () => decodeUtf8(bytes)),
+    'JSON.parse (+ proto scan)': await measure(n, () => parseJsonText(text)),
+    'envelope (zod)': await measure(n, () => parseCloudEventEnvelope(JSON.parse(text))),
+    'normalize + data schema (zod)': await measure(n, () =>
+      normalizeEvent(envelope, envelope.data, envelope),
+    ),
+    'per-type rules': await measure(n, () => checkEventRules(event.type, event.layout, event.data)),
+    'key + token': await measure(n, (i) => idempotencyKey('', event.source, `evt_${i}`) + claimToken()),
+    'MemoryStore claim + markDone': await measure(n, async () => {
+      const key = `k${idBodies[k++ % idBodies.length]}_${k}`;
+      const token = claimToken();
+      await store.claim(key, token, 60_000);
+      await store.markDone(key, token, 3_600_000);
+    }),
+    'whole pipeline (core.handle)': await measure(n, async (i) => {
+      await core.handle(request(Buffer.from(eventBody(i + 10_000_000, 's'))));
+    }),
+  };
+  store.close();
+  return stages;
+}
+
+/** Heap after gc at every 100 000 of 1 000 000 distinct events through the pipeline, in MB. */
+export async function memoryOverEvents(total = 1_000_000): Promise<number[]> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const core = makeCore();
+  const samples: number[] = [];
+  for (let i = 0; i < total; i++) {
+    await core.handle(request(Buffer.from(eventBody(i, 'm'))));
+    if ((i + 1) % 100_000 === 0) {
+      gc?.();
+      samples.push(process.memoryUsage().heapUsed / 1024 / 1024);
+    }
+  }
+  return samples;
+}
