@@ -1,4 +1,5 @@
 import { problemAnswer } from './answers';
+import { startDeliverySpan, type DeliverySpan } from '../observability/delivery-span';
 import type { DeliveryRecord } from './delivery-record';
 import { createDispatcher, type DispatchResult } from './dispatcher';
 import { answerHandshake } from './handshake';
@@ -78,7 +79,11 @@ export function createReceiverCore(
   const retryAfter = resolved.dispatch.retryAfter;
   const requests = new Set<Promise<unknown>>();
 
-  async function pipeline(request: WebhookRequest, record: DeliveryRecord): Promise<Answer> {
+  async function pipeline(
+    request: WebhookRequest,
+    record: DeliveryRecord,
+    span: DeliverySpan | undefined,
+  ): Promise<Answer> {
     if (request.method !== 'POST') throw NOT_ALLOWED;
     const echo = answerHandshake(request, handshake);
     if (echo !== undefined) {
@@ -97,12 +102,15 @@ export function createReceiverCore(
       );
       throw unauthorized(check, retryAfter);
     }
-    const { event }: ReadEvent = await readEvent(request);
+    const { envelope, event }: ReadEvent = await readEvent(request);
+    span?.begin(envelope, event);
     record.eventId = event.id;
     record.type = event.type;
     record.source = event.source;
     record.layout = event.layout;
-    const result: DispatchResult = await dispatcher.dispatch(event, request.header);
+    const result: DispatchResult = await (span === undefined
+      ? dispatcher.dispatch(event, request.header)
+      : span.around(() => dispatcher.dispatch(event, request.header)));
     record.outcome = result.outcome;
     record.problem = result.problem;
     record.handlerMs = result.handlerMs;
@@ -144,7 +152,9 @@ export function createReceiverCore(
       handlerMs: null,
       attempt: attemptOf(request),
     };
-    const work = pipeline(request, record).then(undefined, (error: unknown) => failure(error, record));
+    // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
+    const span = startDeliverySpan(request, started);
+    const work = pipeline(request, record, span).then(undefined, (error: unknown) => failure(error, record));
     requests.add(work);
     let answer: Answer;
     try {
@@ -154,6 +164,7 @@ export function createReceiverCore(
     }
     record.status = answer.status;
     record.durationMs = performance.now() - started;
+    span?.end(record);
     return { answer, record };
   }
 

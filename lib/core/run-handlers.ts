@@ -1,6 +1,8 @@
 import type { EventHandler, EventRouter, HandlerContext } from '../events/event-router';
 import { RetryLater } from '../events/retry-later';
 import type { AnyWebhookEvent } from '../events/webhook-event';
+import { activeTracer } from '../observability/active-tracer';
+import { runInHandlerSpan } from '../observability/handler-span';
 
 /** How the handlers of one delivery ended. */
 export type Outcome =
@@ -54,16 +56,24 @@ export async function runHandlers(
   ctx: HandlerContext,
 ): Promise<Outcome> {
   let errors: unknown[];
+  // Undefined while no OpenTelemetry SDK is registered: then handlers run with no span work at all.
+  const tracer = activeTracer();
   if (handlers.length <= 1) {
     // The common case, without an array of promises and allSettled.
     try {
-      if (handlers[0] !== undefined) await handlers[0](event, ctx);
+      const handler = handlers[0];
+      if (handler !== undefined)
+        await (tracer === undefined ? handler(event, ctx) : runInHandlerSpan(tracer, handler, event, ctx));
       return OK;
     } catch (error) {
       errors = [error];
     }
   } else {
-    const results = await Promise.allSettled(handlers.map((handler) => runOne(handler, event, ctx)));
+    const results = await Promise.allSettled(
+      handlers.map((handler) =>
+        tracer === undefined ? runOne(handler, event, ctx) : runInHandlerSpan(tracer, handler, event, ctx),
+      ),
+    );
     errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (errors.length === 0) return OK;
   }

@@ -1,0 +1,25 @@
+import { ProxyTracerProvider, trace, type Tracer, type TracerProvider } from '@opentelemetry/api';
+
+const NAME = 'service-webhooks';
+/** What the API delegates to while no SDK is registered: a fresh proxy hands out that very object. */
+const NOOP_PROVIDER: TracerProvider = new ProxyTracerProvider().getDelegate();
+
+let cachedDelegate: TracerProvider | undefined;
+let cachedTracer: Tracer | undefined;
+
+/**
+ * The tracer for this request, or `undefined` while no SDK is registered: the receiver then does no
+ * span work at all, not even the no-op API's. Checked per request (a global read and an identity
+ * check), because an application may register its SDK after building the receiver; the tracer is
+ * looked up again only when the registered provider changes.
+ */
+export function activeTracer(): Tracer | undefined {
+  const provider = trace.getTracerProvider();
+  const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
+  if (delegate === NOOP_PROVIDER) return undefined;
+  if (delegate !== cachedDelegate) {
+    cachedDelegate = delegate;
+    cachedTracer = delegate.getTracer(NAME);
+  }
+  return cachedTracer;
+}

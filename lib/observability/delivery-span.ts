@@ -1,0 +1,110 @@
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
+import type { CloudEventEnvelope } from '../core/cloud-event-envelope';
+import type { DeliveryRecord } from '../core/delivery-record';
+import type { WebhookRequest } from '../core/webhook-request';
+import type { AnyWebhookEvent } from '../events/webhook-event';
+import { activeTracer } from './active-tracer';
+import { remoteSpanContext } from './remote-span-context';
+import { typeLabel } from './type-label';
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+
+/**
+ * The SERVER span of one request. It is started once its parent is known (the event's `traceparent`
+ * extension is in the body), backdated to when the request entered the receiver.
+ */
+export class DeliverySpan {
+  readonly #tracer: Tracer;
+  readonly #request: WebhookRequest;
+  /** Epoch milliseconds. */
+  readonly #startTime: number;
+  #span: Span | undefined;
+  #active: Context | undefined;
+
+  constructor(tracer: Tracer, request: WebhookRequest, startedAt: number) {
+    this.#tracer = tracer;
+    this.#request = request;
+    this.#startTime = performance.timeOrigin + startedAt;
+  }
+
+  /** Starts the span as a child of the event's trace (falling back to the request's). */
+  begin(envelope: CloudEventEnvelope, event: AnyWebhookEvent): void {
+    const fromEvent = remoteSpanContext(envelope.traceparent, envelope.tracestate);
+    this.#start(`process ${typeLabel(event.type)}`, fromEvent, {
+      'cloudevents.event_id': event.id,
+      'cloudevents.event_type': event.type,
+      'cloudevents.event_source': event.source,
+      'cloudevents.event_spec_version': envelope.specversion,
+      'service_webhooks.layout': event.layout,
+      ...(typeof envelope.subject === 'string' ? { 'cloudevents.event_subject': envelope.subject } : {}),
+    });
+  }
+
+  /** Runs `work` (the dispatch) with this span active, so each handler's span is its child. */
+  around<T>(work: () => T): T {
+    return this.#active === undefined ? work() : context.with(this.#active, work);
+  }
+
+  /** Ends the span with what the record says; a request refused before its event was read starts it here. */
+  end(record: DeliveryRecord): void {
+    const method = METHODS.has(this.#request.method) ? this.#request.method : undefined;
+    const span = this.#span ?? this.#start(method ?? 'HTTP', undefined, {});
+    span.setAttributes({
+      'http.request.method': method ?? '_OTHER',
+      'http.response.status_code': record.status,
+      'service_webhooks.outcome': record.outcome,
+    });
+    if (record.problem !== null) span.setAttribute('service_webhooks.problem', record.problem);
+    if (record.attempt !== null) span.setAttribute('service_webhooks.attempt', record.attempt);
+    if (record.handlerMs !== null) span.setAttribute('service_webhooks.handler_ms', record.handlerMs);
+    const userAgent = this.#request.header('user-agent');
+    if (userAgent !== undefined) span.setAttribute('user_agent.original', userAgent);
+    if (record.outcome === 'failed' || record.outcome === 'timeout' || record.status >= 500) {
+      span.setAttribute('error.type', record.problem ?? String(record.status));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: record.problem ?? undefined });
+    }
+    span.end();
+  }
+
+  #start(name: string, fromEvent: SpanContext | undefined, attributes: Attributes): Span {
+    const active = context.active();
+    // An HTTP instrumentation's span, when there is one, already continues the request's traceparent.
+    const instrumented = trace.getSpanContext(active);
+    const fromRequest =
+      instrumented ??
+      remoteSpanContext(this.#request.header('traceparent'), this.#request.header('tracestate'));
+    const parent = fromEvent ?? fromRequest;
+    const span = this.#tracer.startSpan(
+      name,
+      {
+        kind: SpanKind.SERVER,
+        startTime: this.#startTime,
+        attributes,
+        // The request's own trace stays reachable when the event's trace is the parent.
+        ...(fromEvent !== undefined && fromRequest !== undefined && fromRequest.spanId !== fromEvent.spanId
+          ? { links: [{ context: fromRequest }] }
+          : {}),
+      },
+      parent === undefined || parent === instrumented ? active : trace.setSpanContext(active, parent),
+    );
+    this.#span = span;
+    this.#active = trace.setSpan(active, span);
+    return span;
+  }
+}
+
+/** A span for this request, or `undefined` (and no work at all) while no OpenTelemetry SDK is registered. */
+export function startDeliverySpan(request: WebhookRequest, startedAt: number): DeliverySpan | undefined {
+  const tracer = activeTracer();
+  return tracer === undefined ? undefined : new DeliverySpan(tracer, request, startedAt);
+}
