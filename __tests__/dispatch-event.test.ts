@@ -149,7 +149,7 @@ describe('dispatchEvent: the delivery contract', () => {
       });
     const { app } = receiverApp(router);
     const statuses = [];
-    for (const type of ['ag.hid_org.created', 'ag.hid_org.activated', 'ag.landing_page.created']) {
+    for (const type of ['ag.hid_org.created', 'ag.hid_org.activated', 'ag.landing_page.created'] as const) {
       statuses.push((await sendEvent(app, buildEvent(type), { token: TOKEN })).status);
     }
     expect(statuses).toEqual([200, 500, 200]);

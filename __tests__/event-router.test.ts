@@ -58,7 +58,7 @@ describe('createEventRouter', () => {
       'ag.access_pass.devices.added',
       'ag.access_pass.issued',
       'ag.landing_page.created',
-    ]) {
+    ] as const) {
       await deliverEvent(app, type, {}, { token: TOKEN }).expect(200);
     }
     expect(calls.sort()).toEqual(

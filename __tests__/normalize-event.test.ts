@@ -7,7 +7,7 @@ import {
   type AnyWebhookEvent,
   type EventType,
 } from '../lib';
-import { buildEvent, deliverEvent, sendEvent } from '../lib/testing';
+import { buildEvent, buildUnknownEvent, deliverEvent, sendEvent } from '../lib/testing';
 
 const TOKEN = 'tok_norm';
 
@@ -119,7 +119,9 @@ describe('layout A and B normalize to the same data', () => {
 
   it('keeps unknown extra data fields', async () => {
     const { app, received } = recordingApp();
-    await deliverEvent(app, 'ag.hid_org.created', { region: 'eu-1' }, { token: TOKEN }).expect(200);
+    await sendEvent(app, buildUnknownEvent('ag.hid_org.created', { region: 'eu-1' }), {
+      token: TOKEN,
+    }).expect(200);
     expect(received[0]?.event.data).toMatchObject({ region: 'eu-1' });
   });
 
@@ -194,10 +196,9 @@ describe('layout detection and data validation', () => {
 
   it('treats money as numbers and refuses a balance sent as a string', async () => {
     const { app, received } = recordingApp();
-    const res = await deliverEvent(
+    const res = await sendEvent(
       app,
-      'ag.account_balance.low',
-      { current_balance: '42.50' },
+      buildUnknownEvent('ag.account_balance.low', { current_balance: '42.50' }),
       { token: TOKEN },
     ).expect(400);
     expect(res.body.field).toBe('data.current_balance');

@@ -1,6 +1,12 @@
 import express from 'express';
 import { EVENT_TYPES, createEventRouter, webhookReceiver } from 'service-webhooks';
-import { buildEvent, deliverEvent, sendEvent, sendHandshake } from 'service-webhooks/testing';
+import {
+  buildEvent,
+  buildUnknownEvent,
+  deliverEvent,
+  sendEvent,
+  sendHandshake,
+} from 'service-webhooks/testing';
 import { app, passes } from './fixtures/user-app';
 
 describe('the README example, as a user writes it', () => {
@@ -96,6 +102,44 @@ describe('buildEvent', () => {
     );
     expect(fixed).toMatchObject({ id: 'evt_1', time: '2026-01-02T03:04:05.000Z', source: '/service/eu' });
     expect(fixed.data).toEqual({ hid_org_id: 'hid_9' });
+  });
+});
+
+describe('buildEvent checks the type; buildUnknownEvent builds what the catalogue does not know', () => {
+  const unchecked = buildEvent as (type: string) => unknown;
+
+  it.each([
+    ['ag.access_pass.isued', 'ag.access_pass.issued'],
+    ['ag.hid_org.create', 'ag.hid_org.created'],
+  ])('refuses %s at run time too, as JavaScript callers write it, with a hint', (type, hint) => {
+    expect(() => unchecked(type)).toThrow(
+      new TypeError(
+        `[service-webhooks] buildEvent: unknown event type "${type}"; did you mean "${hint}"? For a type the catalogue does not know yet, use buildUnknownEvent.`,
+      ),
+    );
+  });
+
+  it('builds a future type and unknown fields, and a strict receiver acknowledges it as unhandled', async () => {
+    const event = buildUnknownEvent('ag.access_pass.transferred', { region: 'eu-1' });
+    expect(event.type).toBe('ag.access_pass.transferred');
+    // A known family still gets its realistic defaults under the new type.
+    expect(event.data).toMatchObject({ id: 'ap_7d41b0e2', region: 'eu-1' });
+    expect(buildUnknownEvent('com.example.other').data).toEqual({ metadata: {} });
+    const app = express().use(
+      webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: false }),
+    );
+    await sendEvent(app, event, { token: 't' }).expect(200, {
+      id: event.id,
+      type: 'ag.access_pass.transferred',
+      status: 'unhandled',
+    });
+  });
+
+  it('builds exactly what buildEvent builds for a known type', () => {
+    const options = { id: 'evt_same', time: '2026-01-02T03:04:05Z' };
+    expect(buildUnknownEvent('ag.access_pass.issued', { full_name: 'X' }, options)).toEqual(
+      buildEvent('ag.access_pass.issued', { full_name: 'X' }, options),
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import express from 'express';
-import { createEventRouter, EVENT_TYPES, webhookReceiver } from '../lib';
+import { createEventRouter, EVENT_TYPES, webhookReceiver, type EventType } from '../lib';
 import { buildEvent, DELIVERY_HEADERS, type DeliveryEnvelope } from '../lib/testing';
 import { listen } from './support/listen';
 
@@ -89,7 +89,7 @@ describe('webhookReceiver under faults', () => {
 
     try {
       const events = Array.from({ length: EVENTS }, (_, i) =>
-        buildEvent(EVENT_TYPES[i % EVENT_TYPES.length] as string, {}, { layout: i % 2 === 0 ? 'A' : 'B' }),
+        buildEvent(EVENT_TYPES[i % EVENT_TYPES.length] as EventType, {}, { layout: i % 2 === 0 ? 'A' : 'B' }),
       );
       const queue = [...events];
       const worker = async () => {

@@ -1,11 +1,15 @@
 import { CloudEvent, HTTP } from 'cloudevents';
-import { familyOf, type EventType } from '../events/catalogue';
+import { checkOptionKeys } from '../check-option-keys';
+import { didYouMean } from '../did-you-mean';
+import { EVENT_TYPES, familyOf, isEventType, type EventType } from '../events/catalogue';
 import type { Layout } from '../events/webhook-event';
+import { OptionsError } from '../options-error';
 import { defaultLayoutAData, SCHEMA_VERSIONS, toLayoutBData } from './default-data';
+import type { DataOverrides } from './event-overrides';
 
-export interface BuildEventOptions {
+export interface BuildEventOptions<L extends Layout = Layout> {
   /** `'A'` (current, with `dataschema`) or `'B'` (earlier flat layout). Defaults to `'A'`. */
-  layout?: Layout;
+  layout?: L;
   /** The event id. Defaults to a fresh UUID. */
   id?: string;
   /** RFC 3339 time. Defaults to now. */
@@ -16,36 +20,48 @@ export interface BuildEventOptions {
   schemaBaseUrl?: string;
 }
 
+export const BUILD_OPTION_KEYS: readonly string[] = ['layout', 'id', 'time', 'origin', 'schemaBaseUrl'];
+
 /** A delivery body exactly as the Service sends it: a CloudEvents 1.0 envelope in JSON. */
-export interface DeliveryEnvelope {
+export interface DeliveryEnvelope<T extends string = string> {
   specversion: '1.0';
   id: string;
   source: string;
-  type: string;
+  type: T;
   datacontenttype: 'application/json';
   dataschema?: string;
   time: string;
   data: Record<string, unknown>;
 }
 
-/**
- * Builds a valid delivery of `type` in layout A or B, with realistic data for its family. `data`
- * overrides fields in the chosen layout's own names (`access_pass_id`, not `id`, for layout B); a
- * field set to `undefined` is removed.
- */
-export function buildEvent(
-  type: EventType | (string & {}),
-  data: Record<string, unknown> = {},
-  options: BuildEventOptions = {},
+/** Checks the options once, so a misspelled `layot: 'B'` fails instead of silently building layout A. */
+export function checkBuildOptions(options: object, known: readonly string[], where: string): Layout {
+  checkOptionKeys(options, known, where);
+  const { layout = 'A' } = options as BuildEventOptions;
+  if (layout !== 'A' && layout !== 'B') {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      `layout must be 'A' or 'B' (got ${JSON.stringify(layout)})`,
+    );
+  }
+  return layout;
+}
+
+/** The envelope itself, unchecked: the typed `buildEvent` and the escape hatch both end here. */
+export function buildEnvelope(
+  type: string,
+  data: Record<string, unknown>,
+  options: BuildEventOptions,
+  where: string,
 ): DeliveryEnvelope {
-  const layout = options.layout ?? 'A';
+  const layout = checkBuildOptions(options, BUILD_OPTION_KEYS, where);
   const defaults = defaultLayoutAData(type);
   const merged: Record<string, unknown> = {
     ...(layout === 'A' ? defaults : toLayoutBData(type, defaults)),
     ...data,
   };
   for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
-
   const resource = familyOf(type) ?? 'event';
   const version = SCHEMA_VERSIONS[resource] ?? '1.0.0';
   const event = new CloudEvent<Record<string, unknown>>({
@@ -63,4 +79,39 @@ export function buildEvent(
     data: merged,
   });
   return JSON.parse(HTTP.structured(event).body as string) as DeliveryEnvelope;
+}
+
+/**
+ * Builds a valid delivery of a catalogue `type` in layout A or B, with realistic data for its family.
+ * `data` overrides fields in the chosen layout's own names (`access_pass_id`, not `id`, for layout B),
+ * checked at compile time; a field set to `undefined` is removed. For a type or a field the catalogue
+ * does not know, use {@link buildUnknownEvent}.
+ */
+export function buildEvent<T extends EventType, L extends Layout = 'A'>(
+  type: T,
+  data: DataOverrides<L> = {},
+  options: BuildEventOptions<L> = {},
+): DeliveryEnvelope<T> {
+  // JavaScript callers get the check TypeScript makes: a misspelled type would build an event no
+  // handler matches, and the test would pass for the wrong reason.
+  if (!isEventType(type)) {
+    const hint = didYouMean(String(type), EVENT_TYPES);
+    throw new TypeError(
+      `[service-webhooks] buildEvent: unknown event type ${JSON.stringify(type)}${hint === undefined ? '' : `; did you mean "${hint}"?`} For a type the catalogue does not know yet, use buildUnknownEvent.`,
+    );
+  }
+  return buildEnvelope(type, data as Record<string, unknown>, options, 'buildEvent') as DeliveryEnvelope<T>;
+}
+
+/**
+ * The escape hatch, for forward-compatibility tests: a delivery of any type (one the Service may add
+ * later) with any data (fields the spec does not define, values of the wrong kind), unchecked. Known
+ * types still get their family's realistic defaults underneath.
+ */
+export function buildUnknownEvent(
+  type: string,
+  data: Record<string, unknown> = {},
+  options: BuildEventOptions = {},
+): DeliveryEnvelope {
+  return buildEnvelope(type, data, options, 'buildUnknownEvent');
 }

@@ -1,4 +1,5 @@
-export { buildEvent, type BuildEventOptions, type DeliveryEnvelope } from './build-event';
+export { buildEvent, buildUnknownEvent, type BuildEventOptions, type DeliveryEnvelope } from './build-event';
+export type { DataOverrides, LayoutAOverrides, LayoutBOverrides } from './event-overrides';
 export {
   deliverEvent,
   sendEvent,

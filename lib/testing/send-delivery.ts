@@ -1,7 +1,16 @@
 import type { Test } from 'supertest';
 import type { App } from 'supertest/types';
+import { checkOptionKeys } from '../check-option-keys';
 import type { EventType } from '../events/catalogue';
-import { buildEvent, type BuildEventOptions, type DeliveryEnvelope } from './build-event';
+import type { Layout } from '../events/webhook-event';
+import {
+  BUILD_OPTION_KEYS,
+  buildEvent,
+  checkBuildOptions,
+  type BuildEventOptions,
+  type DeliveryEnvelope,
+} from './build-event';
+import type { DataOverrides } from './event-overrides';
 import { DELIVERY_HEADERS } from './delivery-headers';
 
 type Supertest = typeof import('supertest');
@@ -29,6 +38,9 @@ export interface SendOptions {
   path?: string;
 }
 
+const SEND_OPTION_KEYS: readonly string[] = ['token', 'path'];
+const HANDSHAKE_OPTION_KEYS: readonly string[] = [...SEND_OPTION_KEYS, 'challenge'];
+
 /** Anything supertest accepts: an Express app, an `http.Server` or a base URL. */
 export type Target = App | string;
 
@@ -38,6 +50,7 @@ export function sendEvent(
   event: DeliveryEnvelope | Record<string, unknown>,
   options: SendOptions = {},
 ): Test {
+  checkOptionKeys(options, SEND_OPTION_KEYS, 'sendEvent');
   const test = request(target)
     .post(options.path ?? '/')
     .set(DELIVERY_HEADERS);
@@ -45,14 +58,21 @@ export function sendEvent(
   return test.send(JSON.stringify(event));
 }
 
-/** Builds an event of `type` (see `buildEvent`) and sends it. */
-export function deliverEvent(
+/** Builds an event of `type` (see `buildEvent`, typed the same way) and sends it. */
+export function deliverEvent<T extends EventType, L extends Layout = 'A'>(
   target: Target,
-  type: EventType | (string & {}),
-  data: Record<string, unknown> = {},
-  options: SendOptions & BuildEventOptions = {},
+  type: T,
+  data: DataOverrides<L> = {},
+  options: SendOptions & BuildEventOptions<L> = {},
 ): Test {
-  return sendEvent(target, buildEvent(type, data, options), options);
+  // Checked as one set, so a key either function knows is not refused by the other.
+  checkBuildOptions(options, [...BUILD_OPTION_KEYS, ...SEND_OPTION_KEYS], 'deliverEvent');
+  const { token, path, ...build } = options;
+  const send: SendOptions = {
+    ...(token === undefined ? {} : { token }),
+    ...(path === undefined ? {} : { path }),
+  };
+  return sendEvent(target, buildEvent<T, L>(type, data, build as BuildEventOptions<L>), send);
 }
 
 export interface HandshakeOptions extends SendOptions {
@@ -62,6 +82,7 @@ export interface HandshakeOptions extends SendOptions {
 
 /** Sends the verification handshake of spec 5.3; a passing receiver echoes `challenge`. */
 export function sendHandshake(target: Target, options: HandshakeOptions = {}): Test {
+  checkOptionKeys(options, HANDSHAKE_OPTION_KEYS, 'sendHandshake');
   const challenge =
     options.challenge ?? `chl_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
   const test = request(target)
