@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { eventDataSchema, layoutBDataSchema, type EventData } from './data-schemas';
 import { detectLayout } from './detect-layout';
+import { fastEventData } from './fast-event-data';
 import { InvalidEventError, schemaError } from './invalid-event-error';
 import type { AnyWebhookEvent, Layout, SchemaVersion } from './webhook-event';
 
@@ -71,7 +72,7 @@ export function normalizeEvent(
   const rawData = dataObject(data);
   const layout: Layout = detectLayout(envelope, rawData);
   const canonical = layout === 'A' ? rawData : liftLayoutB(envelope.type, rawData);
-  const checked: EventData = parseOrThrow(eventDataSchema, canonical);
+  const checked: EventData = fastEventData(canonical) ?? parseOrThrow(eventDataSchema, canonical);
   const dataschema = envelope.dataschema ?? null;
   return {
     id: envelope.id,

@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import { EVENT_TYPES } from '../lib';
+import { cloudEventEnvelopeSchema, fastEnvelope } from '../lib/core/cloud-event-envelope';
+import { eventDataSchema } from '../lib/events/data-schemas';
+import { fastEventData } from '../lib/events/fast-event-data';
+import { buildEvent } from '../lib/testing';
+
+const SEED = Number(process.env.PROPERTY_SEED ?? 20261122);
+const RUNS = 2000;
+
+/** Strings near every format the schemas check: valid, nearly valid, and plainly wrong. */
+const tricky = fc.oneof(
+  fc.constantFrom(
+    '2026-11-22',
+    '2026-02-30',
+    '2026-11-22T10:00:00Z',
+    '2026-11-22T10:00:00.123+01:00',
+    '2026-11-22T10:00:00',
+    '2026-11-22T24:00:00Z',
+    '2026-11-22 10:00:00Z',
+    '04a1b2c3d4e5f6',
+    '04A1B2C3D4E5F',
+    'https://service.example/schemas/access_pass/v1.2.0.json',
+    ' https://service.example/x',
+    'https://exa mple.com',
+    'http:example.com',
+    'not a url',
+    '',
+    '1.0',
+  ),
+  fc.string({ maxLength: 20 }),
+);
+const value = fc.oneof(
+  tricky,
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.array(fc.oneof(tricky, fc.constant(null), fc.integer()), { maxLength: 3 }),
+  fc.dictionary(
+    fc.constantFrom('id', 'type', 'protocol', 'platform', 'extra'),
+    fc.oneof(tricky, fc.constant(null), fc.integer()),
+    { maxKeys: 4 },
+  ),
+);
+
+function agrees<T>(
+  fast: T | undefined,
+  schema: { safeParse(x: unknown): { success: boolean; data?: unknown } },
+  input: unknown,
+): void {
+  if (fast === undefined) return;
+  const slow = schema.safeParse(input);
+  expect(slow.success).toBe(true);
+  expect(fast).toEqual(slow.data);
+}
+
+describe('the fast paths agree with the zod schemas', () => {
+  it(`accepts only what eventDataSchema accepts, with the same output (seed ${SEED})`, () => {
+    const field = fc.constantFrom(
+      'id',
+      'state',
+      'start_date',
+      'expiration_date',
+      'tag_id',
+      'current_balance',
+      'protocol',
+      'metadata',
+      'card_templates',
+      'details',
+      'devices',
+      'unknown_extra',
+    );
+    fc.assert(
+      fc.property(fc.dictionary(field, value, { maxKeys: 8 }), (data) =>
+        agrees(fastEventData(data), eventDataSchema, data),
+      ),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  it(`accepts only envelopes the CloudEvents schema accepts (seed ${SEED})`, () => {
+    const attribute = fc.constantFrom(
+      'specversion',
+      'id',
+      'source',
+      'type',
+      'datacontenttype',
+      'dataschema',
+      'subject',
+      'time',
+      'data_base64',
+    );
+    fc.assert(
+      fc.property(fc.dictionary(attribute, value, { maxKeys: 9 }), fc.boolean(), (overrides, complete) => {
+        const base = complete ? { specversion: '1.0', id: 'e', source: 's', type: 't' } : {};
+        const envelope = { ...base, ...overrides };
+        agrees(fastEnvelope(envelope), cloudEventEnvelopeSchema, envelope);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  it.each(EVENT_TYPES)('takes the fast path for a real %s in layout A', (type) => {
+    const event = buildEvent(type) as unknown as Record<string, unknown>;
+    expect(fastEnvelope(event)).toBe(event);
+    const data = fastEventData(event.data as Record<string, unknown>);
+    expect(data).toBeDefined();
+    expect(data).toEqual(eventDataSchema.parse(event.data));
+  });
+});
