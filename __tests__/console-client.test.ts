@@ -258,6 +258,19 @@ describe('ConsoleClient on the wire', () => {
     expect(sent).toBeLessThanOrEqual(6 * 1024 * 1024);
   });
 
+  it('refuses a create answer without private_key, rather than return a webhook with no token', async () => {
+    const { client, server } = await recorder(() => [201, { id: 'wh_1', name: 'n', verified: false }]);
+    try {
+      const error = (await client
+        .createWebhook({ name: 'n', url: 'https://x.test/h', subscribedEvents: ['ag.hid_org.created'] })
+        .catch((e: unknown) => e)) as ConsoleApiError;
+      expect(error).toBeInstanceOf(ConsoleApiError);
+      expect(error.message).toMatch(/carries no private_key/);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('uses an injected fetch', async () => {
     const calls: string[] = [];
     const fake: typeof fetch = async (input) => {
@@ -332,7 +345,8 @@ describe('ConsoleClient validation, before any request', () => {
       baseUrl: 'http://127.0.0.1:1',
       accountId: 'a',
       secretKey: SECRET,
-      fetch: async () => new Response('{"id":"w","name":"n","verified":false}', { status: 201 }),
+      fetch: async () =>
+        new Response('{"id":"w","name":"n","verified":false,"private_key":"pk"}', { status: 201 }),
     });
     await expect(local.createWebhook({ ...good, url: 'http://localhost:3000/hook' })).resolves.toMatchObject({
       id: 'w',

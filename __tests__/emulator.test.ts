@@ -31,6 +31,7 @@ describe('emulator', () => {
       maxBackoffMs: 200,
       retryWindowMs: 2000,
       attemptTimeoutMs: 500,
+      logger: false,
     });
   });
   afterEach(async () => {

@@ -58,7 +58,7 @@ export async function runDemo(
       url: `${base}/webhooks`,
       subscribedEvents: [...EVENT_TYPES],
     });
-    demo.useToken(created.privateKey as string);
+    demo.useToken(created.privateKey);
     demo.setWebhook({ id: created.id, verified: false });
     const verified = await client.waitUntilVerified(created.id, { timeoutMs: 10_000, intervalMs: 50 });
     demo.setWebhook({ id: verified.id, verified: verified.verified });

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
 import { isLoopback } from './is-loopback';
 import type { SignedTarget } from './send-signed';
@@ -17,6 +18,14 @@ export interface ConsoleClientOptions {
   /** How long one request may take. Defaults to `10_000` ms. */
   timeoutMs?: number;
 }
+
+const KNOWN_KEYS: readonly (keyof ConsoleClientOptions)[] = [
+  'baseUrl',
+  'accountId',
+  'secretKey',
+  'fetch',
+  'timeoutMs',
+];
 
 function required(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
@@ -51,6 +60,7 @@ export function resolveConsoleOptions(options: ConsoleClientOptions): SignedTarg
       'options are required: { baseUrl, accountId, secretKey }',
     );
   }
+  checkOptionKeys(options, KNOWN_KEYS, 'ConsoleClient');
   const baseUrl = checkBaseUrl(required(options.baseUrl, 'baseUrl'));
   const accountId = required(options.accountId, 'accountId');
   const secretKey = required(options.secretKey, 'secretKey');

@@ -5,6 +5,7 @@ import {
   pageFromWire,
   webhookFromWire,
   type ConsoleWebhook,
+  type CreatedWebhook,
   type CreateWebhookInput,
   type WebhookPage,
 } from './console-wire';
@@ -83,10 +84,16 @@ export class ConsoleClient {
   }
 
   /** Creates a webhook; the answer carries its `id` and `privateKey` (its delivery token). */
-  async createWebhook(input: CreateWebhookInput): Promise<ConsoleWebhook> {
+  async createWebhook(input: CreateWebhookInput): Promise<CreatedWebhook> {
     checkCreateInput(input);
-    const body = await this.#request('POST', PATH, createInputToWire(input));
-    return webhookFromWire(body as Record<string, unknown>);
+    const { status, body } = await sendSigned(this.#target, 'POST', PATH, createInputToWire(input));
+    if (status < 200 || status > 299) throw new ConsoleApiError('POST', PATH, status, body);
+    const privateKey = (body as { private_key?: unknown } | null)?.private_key;
+    if (typeof privateKey !== 'string' || privateKey === '') {
+      const why = 'the created webhook carries no private_key (spec 2.5), so its delivery token is unknown';
+      throw new ConsoleApiError('POST', PATH, status, body, why);
+    }
+    return { ...webhookFromWire(body as Record<string, unknown>), privateKey };
   }
 
   async deleteWebhook(id: string): Promise<void> {

@@ -10,8 +10,12 @@ export interface ConsoleWebhook {
   url?: string;
   authMethod?: AuthMethod | (string & {});
   subscribedEvents?: string[];
-  /** Only in the answer to `createWebhook`: the webhook's secret, its delivery bearer token. */
-  privateKey?: string;
+}
+
+/** The answer to `createWebhook`: the webhook and, only this once, its secret. */
+export interface CreatedWebhook extends ConsoleWebhook {
+  /** The webhook's secret, its delivery bearer token. Store it: the list never shows it again. */
+  privateKey: string;
 }
 
 export interface CreateWebhookInput {
@@ -22,7 +26,15 @@ export interface CreateWebhookInput {
   subscribedEvents: readonly EventType[];
 }
 
-export interface WebhookPage {
+/** Shown by the compiler when a page is looped over as if it were the array of webhooks. */
+export type NotAnArray =
+  'one page, not an array: loop over page.webhooks, or over client.iterateWebhooks() for every page';
+
+/**
+ * One page of the list. Not iterable: `for (const w of page)` is a compile error whose type names
+ * `page.webhooks` and `iterateWebhooks()` (the type parameter exists only to say so).
+ */
+export interface WebhookPage<_Hint extends NotAnArray = NotAnArray> {
   webhooks: ConsoleWebhook[];
   page: number;
   perPage: number;
@@ -48,11 +60,9 @@ export function webhookFromWire(wire: Wire): ConsoleWebhook {
   };
   const url = str(wire.url);
   const authMethod = str(wire.auth_method);
-  const privateKey = str(wire.private_key);
   if (url !== undefined) webhook.url = url;
   if (authMethod !== undefined) webhook.authMethod = authMethod;
   if (Array.isArray(wire.subscribed_events)) webhook.subscribedEvents = wire.subscribed_events.map(String);
-  if (privateKey !== undefined) webhook.privateKey = privateKey;
   return webhook;
 }
 

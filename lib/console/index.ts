@@ -6,5 +6,12 @@ export {
   type WaitUntilVerifiedOptions,
 } from './console-client';
 export { ConsoleApiError, ConsoleNetworkError, ConsoleValidationError } from './console-errors';
-export type { AuthMethod, ConsoleWebhook, CreateWebhookInput, WebhookPage } from './console-wire';
+export type {
+  AuthMethod,
+  ConsoleWebhook,
+  CreatedWebhook,
+  CreateWebhookInput,
+  NotAnArray,
+  WebhookPage,
+} from './console-wire';
 export { signPayload, verifyPayloadSignature } from './sign-payload';

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import express from 'express';
+import { checkOptionKeys } from '../check-option-keys';
+import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
 import { consoleApi, type ConsoleAccount } from './console-api';
+import { controlApi } from './control-api';
 import { Emulator } from './emulator';
+import { webConsole } from './web-console/web-console';
 
 export interface EmulatorOptions {
   /** Port to listen on, on 127.0.0.1. Defaults to `0` (a free port). */
@@ -16,63 +20,94 @@ export interface EmulatorOptions {
   maxBackoffMs?: number;
   /** How long one delivery or handshake may take. Defaults to `10_000` ms. */
   attemptTimeoutMs?: number;
+  /** Delivery attempts in flight at once; the others wait their turn. Defaults to `8`. */
+  maxConcurrentDeliveries?: number;
   /** The console API account. Defaults to `acct_emulator` with a random secret. */
   account?: ConsoleAccount;
   /** Layout A's `source` is `/service/<origin>`. Defaults to `'access-grid'`. */
   origin?: string;
   /** Source of retry jitter, in [0, 1). Defaults to `Math.random`. */
   random?: () => number;
-  /** Delivery attempts in flight at once; the others wait their turn. Defaults to `8`. */
-  maxConcurrentDeliveries?: number;
+  /**
+   * Where the emulator says what went wrong (an event no verified webhook receives, and why).
+   * Defaults to warnings on the console; `false` for silence.
+   */
+  logger?: Logger | false;
 }
 
+const KNOWN_KEYS: readonly (keyof EmulatorOptions)[] = [
+  'port',
+  'retryWindowMs',
+  'initialBackoffMs',
+  'maxBackoffMs',
+  'attemptTimeoutMs',
+  'maxConcurrentDeliveries',
+  'account',
+  'origin',
+  'random',
+  'logger',
+];
+
 /** The options with their defaults filled in. */
-export type ResolvedEmulatorOptions = Required<Omit<EmulatorOptions, 'account' | 'port'>>;
+export type ResolvedEmulatorOptions = Required<Omit<EmulatorOptions, 'account' | 'port' | 'logger'>>;
+
+const fail = (message: string): never => {
+  throw new OptionsError('ERR_SW_OPTION', 'createEmulator', message);
+};
 
 function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) {
-    throw new OptionsError(
-      'ERR_SW_OPTION',
-      'createEmulator',
-      `${name} must be a non-negative number (got ${String(value)})`,
-    );
-  }
+  if (!Number.isFinite(value) || value < 0)
+    fail(`${name} must be a non-negative number (got ${String(value)})`);
   return value;
 }
 
 function atLeastOne(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new OptionsError(
-      'ERR_SW_OPTION',
-      'createEmulator',
-      `${name} must be a whole number of at least 1 (got ${String(value)})`,
-    );
-  }
+  if (!Number.isSafeInteger(value) || value < 1)
+    fail(`${name} must be a whole number of at least 1 (got ${String(value)})`);
   return value;
 }
 
-/** Starts an emulator on 127.0.0.1; `close()` it when done. */
+function checkAccount(account: ConsoleAccount | undefined): ConsoleAccount {
+  if (account === undefined)
+    return { accountId: 'acct_emulator', secretKey: randomBytes(32).toString('hex') };
+  if (
+    typeof account?.accountId !== 'string' ||
+    account.accountId === '' ||
+    typeof account.secretKey !== 'string' ||
+    account.secretKey === ''
+  )
+    fail('account must be { accountId, secretKey }, both non-empty strings');
+  checkOptionKeys(account, ['accountId', 'secretKey'], 'createEmulator account');
+  return { accountId: account.accountId, secretKey: account.secretKey };
+}
+
+/** Starts an emulator on 127.0.0.1, its web console at the root; `close()` it when done. */
 export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const resolved = {
+  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  checkOptionKeys(options, KNOWN_KEYS, 'createEmulator');
+  const port = options.port ?? 0;
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65535)
+    fail(`port must be 0 to 65535 (got ${String(port)})`);
+  if (options.random !== undefined && typeof options.random !== 'function') fail('random must be a function');
+  const resolved: ResolvedEmulatorOptions = {
     retryWindowMs: positive('retryWindowMs', options.retryWindowMs ?? 6 * 60 * 60 * 1000),
     initialBackoffMs: positive('initialBackoffMs', options.initialBackoffMs ?? 1000),
     maxBackoffMs: positive('maxBackoffMs', options.maxBackoffMs ?? 15 * 60 * 1000),
     attemptTimeoutMs: positive('attemptTimeoutMs', options.attemptTimeoutMs ?? 10_000),
+    maxConcurrentDeliveries: atLeastOne('maxConcurrentDeliveries', options.maxConcurrentDeliveries ?? 8),
     origin: options.origin ?? 'access-grid',
     random: options.random ?? Math.random,
-    maxConcurrentDeliveries: atLeastOne('maxConcurrentDeliveries', options.maxConcurrentDeliveries ?? 8),
   };
-  const account = options.account ?? {
-    accountId: 'acct_emulator',
-    secretKey: randomBytes(32).toString('hex'),
-  };
+  const account = checkAccount(options.account);
+  const logger = resolveLogger(options.logger, 'createEmulator');
   const app = express();
+  app.disable('x-powered-by');
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+    server.listen(port, '127.0.0.1', () => resolve());
   });
-  const emulator = new Emulator(server, account, resolved);
-  app.use(consoleApi(emulator.backend));
+  const emulator = new Emulator(server, account, resolved, logger);
+  app.use(webConsole(), controlApi(emulator), consoleApi(emulator.backend));
   return emulator;
 }

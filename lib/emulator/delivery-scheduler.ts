@@ -23,7 +23,7 @@ const ACKNOWLEDGED = new Set([200, 201]);
 /**
  * Delivers events as the Service does (spec 6, rules 6–7): 200 or 201 ends a delivery; anything else,
  * a timeout or a refused connection is retried with exponential backoff and jitter until the retry
- * window ends, then dropped. Emits `'attempt'` and `'settled'`.
+ * window ends, then dropped. Emits `'sending'`, `'attempt'` and `'settled'`.
  */
 export class DeliveryScheduler extends EventEmitter {
   readonly attempts: AttemptRecord[] = [];
@@ -110,6 +110,7 @@ export class DeliveryScheduler extends EventEmitter {
     if (this.#closed) return;
     if (webhook === undefined) return this.#settle(delivery, 'dropped');
     delivery.attempts++;
+    this.emit('sending', { delivery, url: webhook.url });
     const started = Date.now();
     const result = await postDelivery(webhook, delivery.envelope, this.policy.attemptTimeoutMs);
     const acknowledged = result.status !== null && ACKNOWLEDGED.has(result.status);
@@ -119,12 +120,16 @@ export class DeliveryScheduler extends EventEmitter {
       eventId: delivery.eventId,
       type: delivery.type,
       webhookId: delivery.webhookId,
+      url: webhook.url,
       attempt: delivery.attempts,
       status: result.status,
       error: result.error,
       at: new Date(started).toISOString(),
       durationMs: Date.now() - started,
       outcome: acknowledged ? 'acknowledged' : retry ? 'retrying' : 'dropped',
+      requestHeaders: result.requestHeaders,
+      responseHeaders: result.headers,
+      responseBody: result.text,
     };
     this.attempts.push(record);
     this.emit('attempt', record);

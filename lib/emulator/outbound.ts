@@ -1,18 +1,31 @@
 import { readBoundedText } from '../read-bounded-text';
 import type { DeliveryEnvelope } from '../testing/build-event';
 import { DELIVERY_HEADERS } from '../testing/delivery-headers';
-import type { EmulatedWebhook } from './emulator-types';
+import type { EmulatedWebhook, HandshakeRecord } from './emulator-types';
 
 const ANSWER_LIMIT = 64 * 1024;
+/** How much of an answer an attempt record keeps, for people to read. */
+const KEPT_ANSWER = 8 * 1024;
 
 export interface OutboundResult {
   status: number | null;
   error: string | null;
+  /** The answer parsed as JSON, else its text. */
   body: unknown;
+  /** The answer's text, cut at 8 KiB. */
+  text: string | null;
+  headers: Record<string, string>;
 }
 
 function authHeaders(webhook: EmulatedWebhook): Record<string, string> {
   return webhook.authMethod === 'bearer_token' ? { Authorization: `Bearer ${webhook.privateKey}` } : {};
+}
+
+/** The headers as shown in records and the web console: the token is never kept. */
+export function maskHeaders(headers: Record<string, string>): Record<string, string> {
+  const shown = { ...headers };
+  if (shown.Authorization !== undefined) shown.Authorization = 'Bearer ••••••••';
+  return shown;
 }
 
 async function post(
@@ -29,7 +42,7 @@ async function post(
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    // A receiver's answer is read only to check a handshake echo; one too large echoes nothing.
+    // A receiver's answer is read to check a handshake echo and to show it; one too large shows nothing.
     const text = await readBoundedText(res, ANSWER_LIMIT).catch(() => '');
     let parsed: unknown = null;
     try {
@@ -37,36 +50,46 @@ async function post(
     } catch {
       parsed = text;
     }
-    return { status: res.status, error: null, body: parsed };
+    const answerHeaders = Object.fromEntries(res.headers.entries());
+    return {
+      status: res.status,
+      error: null,
+      body: parsed,
+      text: text.slice(0, KEPT_ANSWER),
+      headers: answerHeaders,
+    };
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
     const name = (error as Error).name;
     const reason =
       name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (cause ?? (error as Error).message);
-    return { status: null, error: reason, body: null };
+    return { status: null, error: reason, body: null, text: null, headers: {} };
   }
 }
 
 /** POSTs one delivery with the headers of spec 5.2. */
-export function postDelivery(
+export async function postDelivery(
   webhook: EmulatedWebhook,
   envelope: DeliveryEnvelope,
   timeoutMs: number,
-): Promise<OutboundResult> {
-  return post(
-    webhook.url,
-    { ...DELIVERY_HEADERS, ...authHeaders(webhook) },
-    JSON.stringify(envelope),
-    timeoutMs,
-  );
+): Promise<OutboundResult & { requestHeaders: Record<string, string> }> {
+  const headers = { ...DELIVERY_HEADERS, ...authHeaders(webhook) };
+  const result = await post(webhook.url, headers, JSON.stringify(envelope), timeoutMs);
+  return { ...result, requestHeaders: maskHeaders(headers) };
 }
 
-/** POSTs the handshake of spec 5.3; true only if the answer echoes the challenge. */
+function problemDetail(body: unknown): string | undefined {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  return typeof detail === 'string' ? detail.slice(0, 300) : undefined;
+}
+
+/** POSTs the handshake of spec 5.3; verified only if the answer is 200 and echoes the challenge. */
 export async function postHandshake(
   webhook: EmulatedWebhook,
   challenge: string,
   timeoutMs: number,
-): Promise<boolean> {
+): Promise<HandshakeRecord> {
+  const at = new Date().toISOString();
   const headers = {
     'Content-Type': 'application/json',
     'User-Agent': DELIVERY_HEADERS['User-Agent'],
@@ -75,5 +98,11 @@ export async function postHandshake(
   };
   const result = await post(webhook.url, headers, JSON.stringify({ challenge }), timeoutMs);
   const echoed = (result.body as { challenge?: unknown } | null)?.challenge;
-  return result.status === 200 && echoed === challenge;
+  const verified = result.status === 200 && echoed === challenge;
+  const reason = verified
+    ? null
+    : (result.error ??
+      problemDetail(result.body) ??
+      (result.status === 200 ? 'the answer did not echo the challenge' : `answered ${result.status}`));
+  return { at, verified, status: result.status, reason };
 }

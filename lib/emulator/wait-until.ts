@@ -1,3 +1,5 @@
+import type { DeliveryRecord } from './emulator-types';
+
 export interface WaitOptions {
   /** Defaults to `10_000` ms; past it the wait rejects, saying what was still pending. */
   timeoutMs?: number;
@@ -24,4 +26,31 @@ export function waitUntil(done: () => boolean, options: WaitOptions, pending: ()
     };
     check();
   });
+}
+
+export interface DeliveryFilter {
+  eventId?: string;
+  webhookId?: string;
+  /** How many matching deliveries must exist. Defaults to `1`. */
+  count?: number;
+}
+
+/** Resolves once every delivery matching `filter` has been acknowledged or dropped (and at least `count` exist). */
+export function waitForDeliveries(
+  deliveries: readonly DeliveryRecord[],
+  filter: DeliveryFilter,
+  options: WaitOptions,
+): Promise<DeliveryRecord[]> {
+  const matching = () =>
+    deliveries.filter(
+      (d) =>
+        (filter.eventId === undefined || d.eventId === filter.eventId) &&
+        (filter.webhookId === undefined || d.webhookId === filter.webhookId),
+    );
+  const done = () => {
+    const found = matching();
+    return found.length >= (filter.count ?? 1) && found.every((d) => d.state !== 'pending');
+  };
+  const pending = () => `${matching().filter((d) => d.state === 'pending').length} deliveries pending`;
+  return waitUntil(done, options, pending).then(matching);
 }
