@@ -205,7 +205,13 @@ export function createDispatcher(
         'no handler for this event type; acknowledged as unhandled',
       );
     const status = handled ? 'processed' : 'unhandled';
-    return { answer: eventAnswer(event.id, event.type, status), outcome: status, problem: null, handlerMs };
+    return {
+      answer: eventAnswer(event.id, event.type, status),
+      outcome: status,
+      problem: null,
+      // An unhandled type with no onUnhandled or onAny ran nothing: no handler time to report.
+      handlerMs: handlers.length === 0 ? null : handlerMs,
+    };
   }
 
   return {
