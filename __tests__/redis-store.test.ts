@@ -1,0 +1,161 @@
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import type { IdempotencyStore } from '../lib/idempotency/idempotency-store';
+import { OptionsError } from '../lib/options-error';
+import { RedisStore } from 'service-webhooks/redis';
+import { runStoreContract } from 'service-webhooks/testing';
+import { freePort } from './support/server-binary';
+import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
+
+const HOUR = 60 * 60 * 1000;
+
+/** Clients wired as the README shows: fail fast while Redis is away, reconnect by themselves. */
+async function nodeRedis(port: number, live: boolean) {
+  const client = createClient({
+    url: `redis://127.0.0.1:${port}`,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 1_000, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 500) },
+  });
+  client.on('error', () => undefined);
+  // connect() retries until a server answers: wait for it only when one is there.
+  const connecting = client.connect().catch(() => undefined);
+  if (live) await connecting;
+  return {
+    store: new RedisStore({ sendCommand: (...args) => client.sendCommand(args) }),
+    close: () => client.destroy(),
+  };
+}
+
+async function ioredis(port: number, live: boolean) {
+  const client = new Redis(port, '127.0.0.1', {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(50 * 2 ** times, 500),
+  });
+  client.on('error', () => undefined);
+  if (live) await new Promise((resolve) => client.once('ready', resolve));
+  return {
+    store: new RedisStore({ sendCommand: (command, ...args) => client.call(command, ...args) }),
+    close: () => client.disconnect(),
+  };
+}
+
+type Made = { store: IdempotencyStore; close(): unknown };
+
+/** Contract runs for one client: the store, and one over a port nothing listens on. */
+function contractFor(
+  name: string,
+  make: (port: number, live: boolean) => Made | Promise<Made>,
+  server: () => RedisServer,
+) {
+  const closers = new Map<IdempotencyStore, () => unknown>();
+  const build = async (port: number, live: boolean) => {
+    const made = await make(port, live);
+    closers.set(made.store, () => made.close());
+    return made.store;
+  };
+  runStoreContract(`RedisStore over ${name}`, () => build(server().port, true), {
+    makeUnavailableStore: async () => build(await freePort(), false),
+    close: (store) => closers.get(store)?.(),
+  });
+}
+
+describeWithRedis('RedisStore on a real redis-server', () => {
+  let server: RedisServer;
+  beforeAll(async () => void (server = await startRedisServer()), 30_000);
+  afterAll(() => server?.close());
+
+  contractFor('node-redis', nodeRedis, () => server);
+  contractFor('ioredis', ioredis, () => server);
+
+  describe('its commands', () => {
+    let client: Awaited<ReturnType<typeof createClient>>;
+    const sent: string[][] = [];
+    let store: RedisStore;
+    beforeAll(async () => {
+      client = await createClient({ url: server.url }).connect();
+      store = new RedisStore({
+        prefix: 'test:',
+        sendCommand: (...args) => {
+          sent.push(args);
+          return client.sendCommand(args);
+        },
+      });
+    });
+    afterAll(() => client?.destroy());
+    beforeEach(() => void (sent.length = 0));
+
+    it('loads its scripts once, then spends one round trip per call, each on one prefixed key', async () => {
+      await store.claim('a', 't', HOUR);
+      expect(sent.map((c) => c.slice(0, 2).join(' '))).toEqual([
+        'SCRIPT LOAD',
+        'SCRIPT LOAD',
+        expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
+      ]);
+      sent.length = 0;
+      await store.markDone('a', 't', HOUR);
+      await store.claim('b', 't', HOUR);
+      await store.release('b', 't');
+      await store.get('a');
+      expect(sent.map((c) => c[0])).toEqual(['SET', 'EVALSHA', 'EVALSHA', 'GET']);
+      const keys = sent.map((c) => (c[0] === 'EVALSHA' ? [c[2], c[3]] : ['1', c[1]]));
+      expect(keys).toEqual([
+        ['1', 'test:a'],
+        ['1', 'test:b'],
+        ['1', 'test:b'],
+        ['1', 'test:a'],
+      ]);
+    });
+
+    it('runs a script with EVAL when the server forgot it, then with EVALSHA again', async () => {
+      await store.claim('warm', 't', HOUR);
+      await client.sendCommand(['SCRIPT', 'FLUSH']);
+      sent.length = 0;
+      expect(await store.claim('flushed', 't', HOUR)).toBe('claimed');
+      expect(await store.claim('flushed', 'u', HOUR)).toBe('busy');
+      expect(sent.map((c) => c[0])).toEqual(['EVALSHA', 'EVAL', 'EVALSHA']);
+    });
+
+    it('hashes a long key instead of storing it', async () => {
+      await store.claim('x'.repeat(5_000), 't', HOUR);
+      const keys = (await client.sendCommand(['KEYS', 'test:#sha256:*'])) as string[];
+      expect(keys.some((k) => k.length === 'test:#sha256:'.length + 64)).toBe(true);
+    });
+
+    it('says which call failed when the client fails, and tries the script load again later', async () => {
+      let down = true;
+      const flaky = new RedisStore({
+        sendCommand: (...args) =>
+          down ? Promise.reject(new Error('connection is closed')) : client.sendCommand(args),
+      });
+      await expect(flaky.claim('f', 't', HOUR)).rejects.toThrow(
+        '[service-webhooks] RedisStore: load failed: connection is closed',
+      );
+      await expect(flaky.get('f')).rejects.toThrow(
+        '[service-webhooks] RedisStore: get failed: connection is closed',
+      );
+      down = false;
+      expect(await flaky.claim(`f-${Date.now()}`, 't', HOUR)).toBe('claimed');
+    });
+
+    it('refuses a value it did not write instead of guessing', async () => {
+      await client.sendCommand(['SET', 'test:foreign', 'hello']);
+      await expect(store.get('foreign')).rejects.toThrow(/unexpected answer/);
+    });
+  });
+});
+
+describe('RedisStore options', () => {
+  const sendCommand = async () => null;
+  it.each([
+    ['no options', undefined, /takes an options object/],
+    ['no sendCommand', {}, /sendCommand must be a function/],
+    ['a client instead of a function', { sendCommand: { sendCommand } }, /sendCommand must be a function/],
+    ['a prefix that is not a string', { sendCommand, prefix: 7 }, /prefix must be a string/],
+    ['a misspelt option', { sendCommand, prefx: 'a:' }, /unknown option "prefx"; did you mean "prefix"\?/],
+  ])('throws OptionsError at construction for %s', (_name, options, message) => {
+    const build = () => new RedisStore(options as never);
+    expect(build).toThrow(OptionsError);
+    expect(build).toThrow(message);
+  });
+});

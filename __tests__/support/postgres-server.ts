@@ -1,0 +1,73 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describeWithServer, findBinary, freePort, postgresBinDirs } from './server-binary';
+
+const run = promisify(execFile);
+const dirs = [...postgresBinDirs(), '/usr/local/bin', '/usr/local/pgsql/bin'];
+const initdb = findBinary('initdb', dirs);
+const pgCtl = findBinary('pg_ctl', dirs);
+
+/** `describe` for a suite that needs PostgreSQL (skips loudly without it, fails in CI). */
+export const describeWithPostgres = describeWithServer(
+  initdb !== undefined && pgCtl !== undefined,
+  'PostgreSQL (initdb, pg_ctl)',
+  'install it (Debian: apt-get install postgresql; its binaries are in /usr/lib/postgresql/<v>/bin) or run CI=true to make this a failure',
+);
+
+export interface PostgresServer {
+  port: number;
+  /** A connection string for the `postgres` database as the `postgres` superuser, no password. */
+  url: string;
+  /** Stops the server (fast shutdown) and removes its directory. */
+  close(): Promise<void>;
+}
+
+/** PostgreSQL refuses to run as root: as root, run it as the `postgres` user (or nobody). */
+function serverUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ['postgres', 'nobody']) {
+    try {
+      const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
+      return { uid: id('-u'), gid: id('-g') };
+    } catch {
+      // no such user; try the next
+    }
+  }
+  throw new Error('running as root and found neither a postgres nor a nobody user to run PostgreSQL as');
+}
+
+/** Starts a real PostgreSQL (initdb + pg_ctl) in a temporary directory on a free 127.0.0.1 port. */
+export async function startPostgresServer(): Promise<PostgresServer> {
+  if (initdb === undefined || pgCtl === undefined) {
+    throw new Error('PostgreSQL is not installed: apt-get install postgresql (CI=true makes this a failure)');
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'sw-postgres-'));
+  const user = serverUser();
+  if (user) chownSync(dir, user.uid, user.gid);
+  const as = { ...user, env: { ...process.env, LC_ALL: 'C' }, timeout: 60_000 };
+  const data = path.join(dir, 'data');
+  await run(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '-N'], as);
+  const port = await freePort();
+  const settings = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  try {
+    await run(
+      pgCtl,
+      ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', settings, 'start'],
+      as,
+    );
+  } catch (error) {
+    const log = await run('tail', ['-n', '30', path.join(dir, 'log')]).catch(() => ({ stdout: '' }));
+    throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log.stdout}`);
+  }
+  return {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    close: async () => {
+      await run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop'], as).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

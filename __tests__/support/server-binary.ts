@@ -1,0 +1,51 @@
+import { existsSync, readdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/** The first `name` found on PATH or in `extraDirs`, else undefined. */
+export function findBinary(name: string, extraDirs: string[] = []): string | undefined {
+  const dirs = [...extraDirs, ...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean)];
+  return dirs.map((dir) => path.join(dir, name)).find((file) => existsSync(file));
+}
+
+/** Debian's PostgreSQL layout, newest version first: /usr/lib/postgresql/<v>/bin. */
+export function postgresBinDirs(): string[] {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a))
+    .map((v) => path.join(root, v, 'bin'));
+}
+
+/**
+ * `describe` when the server can run here; on a machine without it, `describe.skip` after one loud
+ * line naming what to install. In CI (`CI=true`) a missing server never skips: the suite runs and its
+ * start fails, because a green run that tested nothing would hide it.
+ */
+export function describeWithServer(found: boolean, what: string, install: string): jest.Describe {
+  if (found || process.env.CI === 'true') return describe;
+  console.warn(
+    `[service-webhooks tests] SKIPPED the ${what} suite: ${what} is not installed here; ${install}`,
+  );
+  return describe.skip;
+}
+
+/** A loopback port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Waits until `ready()` resolves true, trying every 50 ms, failing after `timeoutMs`. */
+export async function waitFor(what: string, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await ready().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
+}

@@ -1,0 +1,136 @@
+import { checkOptionKeys } from '../check-option-keys';
+import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
+import { OptionsError } from '../options-error';
+import { storedKey } from '../redis/stored-key';
+import { postgresSql, type PostgresSql } from './postgres-sql';
+
+/** What the store needs of a pool: `pg`'s `Pool` fits, and so does anything with the same `query`. */
+export interface PostgresQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount?: number | null }>;
+}
+
+export interface PostgresStoreOptions {
+  /** Runs the store's queries: a `pg` `Pool` (not a single `Client`: calls run concurrently). Required. */
+  pool: PostgresQueryable;
+  /** The table, optionally schema-qualified (`webhooks.idempotency`). Defaults to `'service_webhooks_idempotency'`. */
+  table?: string;
+  /** At most how often a store call also deletes a batch of expired rows, in milliseconds. Defaults to `60_000`. */
+  cleanupIntervalMs?: number;
+  /** Most expired rows deleted by one cleanup statement. Defaults to `1_000`. */
+  cleanupBatchSize?: number;
+}
+
+const KNOWN_KEYS = ['pool', 'table', 'cleanupIntervalMs', 'cleanupBatchSize'] as const;
+const CLAIM_RESULTS: readonly ClaimResult[] = ['claimed', 'busy', 'done'];
+/** Lower-case identifiers need no quoting; 40 characters leave room for the index name's suffix. */
+const TABLE_NAME = /^[a-z_][a-z0-9_]{0,39}(\.[a-z_][a-z0-9_]{0,39})?$/;
+const UNDEFINED_TABLE = '42P01';
+
+function wholePositive(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new OptionsError(
+      'ERR_SW_STORE',
+      'PostgresStore',
+      `${name} must be a positive whole number (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+/**
+ * An {@link IdempotencyStore} in a PostgreSQL table, shared by every instance of the receiver, for
+ * apps that have PostgreSQL and no Redis. Each method is one statement; `claim` is one upsert that
+ * takes a free or expired key. Time is the database's clock, so instances' clocks never disagree.
+ * Run `await store.setup()` once at boot (or the SQL of {@link postgresSetupSql} in a migration).
+ */
+export class PostgresStore implements IdempotencyStore {
+  readonly #pool: PostgresQueryable;
+  readonly #sql: PostgresSql;
+  readonly #cleanupIntervalMs: number;
+  readonly #cleanupBatchSize: number;
+  #lastCleanup = Date.now();
+
+  constructor(options: PostgresStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        'PostgresStore',
+        'takes an options object: new PostgresStore({ pool })',
+      );
+    }
+    checkOptionKeys(options, KNOWN_KEYS, 'PostgresStore');
+    const { pool, table = 'service_webhooks_idempotency' } = options;
+    if (typeof pool !== 'object' || pool === null || typeof pool.query !== 'function') {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        'PostgresStore',
+        "pool must have query(text, values), e.g. new Pool() from 'pg'",
+      );
+    }
+    if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        'PostgresStore',
+        `table must be a lower-case name of letters, digits and _ (at most 40), optionally schema.table (got ${JSON.stringify(table)})`,
+      );
+    }
+    this.#pool = pool;
+    this.#sql = postgresSql(table);
+    this.#cleanupIntervalMs = wholePositive(options.cleanupIntervalMs ?? 60_000, 'cleanupIntervalMs');
+    this.#cleanupBatchSize = wholePositive(options.cleanupBatchSize ?? 1_000, 'cleanupBatchSize');
+  }
+
+  /** Creates the table and its index when absent; safe to run from every instance at once. */
+  async setup(): Promise<void> {
+    await this.#query('setup', this.#sql.setup);
+  }
+
+  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    this.#cleanupWhenDue();
+    const { rows } = await this.#query('claim', this.#sql.claim, [storedKey(key), token, leaseMs]);
+    const answer = Number((rows[0] as { result?: unknown } | undefined)?.result ?? 1);
+    return CLAIM_RESULTS[answer] ?? 'busy';
+  }
+
+  async markDone(key: string, token: string, retentionMs: number): Promise<void> {
+    await this.#query('markDone', this.#sql.markDone, [storedKey(key), token, retentionMs]);
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.#query('release', this.#sql.release, [storedKey(key), token]);
+  }
+
+  async get(key: string): Promise<KeyState | null> {
+    const { rows } = await this.#query('get', this.#sql.get, [storedKey(key)]);
+    const row = rows[0] as { done?: unknown } | undefined;
+    if (row === undefined) return null;
+    return row.done === true ? 'done' : 'processing';
+  }
+
+  /** Deletes one batch of expired rows (at most `cleanupBatchSize`) and says how many went. */
+  async cleanup(): Promise<number> {
+    this.#lastCleanup = Date.now();
+    const result = await this.#query('cleanup', this.#sql.cleanup, [this.#cleanupBatchSize]);
+    return result.rowCount ?? 0;
+  }
+
+  /** Expired rows are harmless but take room: one batch now and then, off the request's path. */
+  #cleanupWhenDue(): void {
+    if (Date.now() - this.#lastCleanup < this.#cleanupIntervalMs) return;
+    // A failed cleanup only leaves rows for the next one; the request never waits on it.
+    this.cleanup().catch(() => undefined);
+  }
+
+  async #query(what: string, text: string, values?: unknown[]) {
+    try {
+      return await this.#pool.query(text, values);
+    } catch (error) {
+      const hint =
+        (error as { code?: unknown } | null)?.code === UNDEFINED_TABLE
+          ? ' (the table does not exist: run await store.setup() once, or the SQL of postgresSetupSql())'
+          : '';
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`[service-webhooks] PostgresStore: ${what} failed: ${reason}${hint}`, { cause: error });
+    }
+  }
+}

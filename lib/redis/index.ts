@@ -1,0 +1,1 @@
+export { RedisStore, type RedisStoreOptions, type SendCommand } from './redis-store';

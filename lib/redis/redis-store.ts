@@ -1,0 +1,141 @@
+import { checkOptionKeys } from '../check-option-keys';
+import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
+import { OptionsError } from '../options-error';
+import { CLAIM, RELEASE, SCRIPTS, type RedisScript } from './redis-scripts';
+import { storedKey } from './stored-key';
+
+/**
+ * Sends one Redis command, given as its words, and resolves with the reply. Written over the client
+ * the app already has: node-redis `(...args) => client.sendCommand(args)`, ioredis
+ * `(command, ...args) => client.call(command, ...args)`, valkey-glide
+ * `(...args) => client.customCommand(args)`.
+ */
+export type SendCommand = (...args: string[]) => unknown;
+
+export interface RedisStoreOptions {
+  /** Sends a command over your client; see {@link SendCommand}. Required. */
+  sendCommand: SendCommand;
+  /** Put before every key, so the store's keys are easy to find and never meet the app's. Defaults to `'service-webhooks:'`. */
+  prefix?: string;
+}
+
+const KNOWN_KEYS = ['sendCommand', 'prefix'] as const;
+const CLAIM_RESULTS: readonly ClaimResult[] = ['claimed', 'busy', 'done'];
+
+/** Milliseconds as Redis's `PX` wants them: a whole number of at least 1. */
+const px = (ms: number) => String(Math.max(1, Math.ceil(ms)));
+
+/**
+ * An {@link IdempotencyStore} on Redis (or Valkey, or any server speaking its commands), shared by
+ * every instance of the receiver: "nothing twice" then holds across instances and restarts. Each
+ * method is one atomic step on one key: `claim` and `release` are Lua scripts, loaded once with
+ * `SCRIPT LOAD` and run with `EVALSHA` (with `EVAL` when the server lost them, after a restart or a
+ * failover); `markDone` is one `SET … PX`. The store keeps no connection of its own and no timer.
+ */
+export class RedisStore implements IdempotencyStore {
+  readonly #send: SendCommand;
+  readonly #prefix: string;
+  #loaded: Promise<void> | undefined;
+
+  constructor(options: RedisStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        'RedisStore',
+        'takes an options object: new RedisStore({ sendCommand })',
+      );
+    }
+    checkOptionKeys(options, KNOWN_KEYS, 'RedisStore');
+    const { sendCommand, prefix = 'service-webhooks:' } = options;
+    if (typeof sendCommand !== 'function') {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        'RedisStore',
+        'sendCommand must be a function that sends one command to Redis, e.g. (...args) => client.sendCommand(args) for node-redis',
+      );
+    }
+    if (typeof prefix !== 'string' || prefix.length > 200) {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        'RedisStore',
+        'prefix must be a string of at most 200 characters',
+      );
+    }
+    this.#send = sendCommand;
+    this.#prefix = prefix;
+  }
+
+  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    const answer = Number(await this.#run(CLAIM, key, token, px(leaseMs)));
+    const result = CLAIM_RESULTS[answer];
+    if (result === undefined) throw this.#unexpected('claim', answer);
+    return result;
+  }
+
+  async markDone(key: string, _token: string, retentionMs: number): Promise<void> {
+    // Done wins whoever holds the lease: the handlers succeeded, so no token needs comparing.
+    await this.#call('markDone', 'SET', this.#key(key), 'd', 'PX', px(retentionMs));
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.#run(RELEASE, key, token);
+  }
+
+  async get(key: string): Promise<KeyState | null> {
+    const value: unknown = await this.#call('get', 'GET', this.#key(key));
+    if (value === null || value === undefined) return null;
+    const text = String(value);
+    if (text === 'd') return 'done';
+    if (text.startsWith('p:')) return 'processing';
+    throw this.#unexpected('get', text.slice(0, 20));
+  }
+
+  #key(key: string): string {
+    return this.#prefix + storedKey(key);
+  }
+
+  async #run(script: RedisScript, key: string, ...args: string[]): Promise<unknown> {
+    await this.#load();
+    const words = ['1', this.#key(key), ...args];
+    try {
+      return await this.#send('EVALSHA', script.sha, ...words);
+    } catch (error) {
+      if (!String((error as Error | undefined)?.message ?? error).includes('NOSCRIPT')) {
+        throw this.#failed(script.name, error);
+      }
+    }
+    // The server forgot the script (restart, failover, SCRIPT FLUSH): EVAL runs it and caches it again.
+    return this.#call(script.name, 'EVAL', script.source, ...words);
+  }
+
+  /** Loads the scripts once; a failure is forgotten, so the next call tries again. */
+  #load(): Promise<void> {
+    this.#loaded ??= Promise.all(SCRIPTS.map((s) => this.#call('load', 'SCRIPT', 'LOAD', s.source))).then(
+      () => undefined,
+      (error: unknown) => {
+        this.#loaded = undefined;
+        throw error;
+      },
+    );
+    return this.#loaded;
+  }
+
+  async #call(what: string, ...words: string[]): Promise<unknown> {
+    try {
+      return await this.#send(...words);
+    } catch (error) {
+      throw this.#failed(what, error);
+    }
+  }
+
+  #failed(what: string, error: unknown): Error {
+    const reason = error instanceof Error ? error.message : String(error);
+    return new Error(`[service-webhooks] RedisStore: ${what} failed: ${reason}`, { cause: error });
+  }
+
+  #unexpected(what: string, answer: unknown): Error {
+    return new Error(
+      `[service-webhooks] RedisStore: ${what} got an unexpected answer (${String(answer)}); is the prefix shared with other data?`,
+    );
+  }
+}

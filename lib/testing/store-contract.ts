@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import type { IdempotencyStore } from '../idempotency/idempotency-store';
+
+type MakeStore = () => IdempotencyStore | Promise<IdempotencyStore>;
+
+export interface StoreContractOptions {
+  /** The short lease and retention of the expiry cases, in milliseconds. Defaults to `300`. */
+  shortMs?: number;
+  /** How many deliveries race for one key. Defaults to `50`. */
+  claimants?: number;
+  /**
+   * Builds the store over a backend that is down (a closed port, a stopped server): every method
+   * must then reject, neither hang nor throw synchronously. Without it those cases are skipped.
+   */
+  makeUnavailableStore?: MakeStore;
+  /** Called after the suite with each store it made, to close connections. */
+  close?: (store: IdempotencyStore) => unknown;
+}
+
+/** The few jest (or vitest with `globals: true`) globals the contract uses, read when it runs. */
+interface TestGlobals {
+  describe(name: string, body: () => void): void;
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+  beforeAll(body: () => Promise<void>, timeoutMs?: number): void;
+  afterAll(body: () => Promise<void>, timeoutMs?: number): void;
+  expect(actual: unknown): { toBe(expected: unknown): void; toEqual(expected: unknown): void };
+}
+
+const HOUR = 60 * 60 * 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Keys a store must keep apart and hold faithfully: pairs that differ in one odd character. */
+const ODD_KEYS: readonly string[] = [
+  '',
+  'a\u0000b',
+  'a\u0000c',
+  'K',
+  'k',
+  'emoji 😀 é',
+  'lone \uD800',
+  'lone \uDC00',
+  '{hash-tag}*?[]',
+  'line\nbreak',
+  '#sha256:0000',
+  'x'.repeat(10_000),
+  `${'x'.repeat(9_999)}y`,
+];
+
+function globals(): TestGlobals {
+  const g = globalThis as Partial<TestGlobals>;
+  if (typeof g.describe !== 'function' || typeof g.it !== 'function' || typeof g.expect !== 'function') {
+    throw new Error(
+      '[service-webhooks] runStoreContract: call it at the top of a jest test file (or vitest with globals: true)',
+    );
+  }
+  return g as TestGlobals;
+}
+
+/** How a store call ended within `ms`: resolved, rejected, threw synchronously, or still pending. */
+async function outcome(call: () => Promise<unknown>, ms: number): Promise<string> {
+  let pending: Promise<unknown>;
+  try {
+    pending = call();
+  } catch {
+    return 'threw synchronously';
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still pending'), ms)));
+  const settled = pending.then(
+    () => 'resolved',
+    (error: unknown) => (error instanceof Error ? 'rejected' : 'rejected with a non-Error'),
+  );
+  const result = await Promise.race([settled, late]);
+  clearTimeout(timer);
+  return result;
+}
+
+/**
+ * The checks every {@link IdempotencyStore} must pass, as a jest `describe` block: claim, busy and
+ * done; lease expiry; release only by the token that holds the key; retention; many deliveries racing
+ * for one key; big and odd keys; and, given `makeUnavailableStore`, failing fast when the backend is
+ * down. Run it in your own test file for a store you write: `runStoreContract('MyStore', () => new MyStore())`.
+ */
+export function runStoreContract(
+  name: string,
+  makeStore: MakeStore,
+  options: StoreContractOptions = {},
+): void {
+  const { describe, it, beforeAll, afterAll, expect } = globals();
+  const { shortMs = 300, claimants = 50, makeUnavailableStore, close } = options;
+  const made: IdempotencyStore[] = [];
+  let store: IdempotencyStore;
+  let run = '';
+  /** A key no earlier run used, so a shared server left over from another run cannot interfere. */
+  const key = (label: string) => `contract:${run}:${label}`;
+
+  describe(`${name} meets the IdempotencyStore contract`, () => {
+    beforeAll(async () => {
+      run = randomUUID();
+      store = await makeStore();
+      made.push(store);
+    }, 30_000);
+    afterAll(async () => {
+      for (const s of made) await close?.(s);
+    }, 30_000);
+
+    it('claims a free key once; the next claim is busy; once done, it is done', async () => {
+      expect(await store.get(key('basic'))).toBe(null);
+      expect(await store.claim(key('basic'), 't1', HOUR)).toBe('claimed');
+      expect(await store.claim(key('basic'), 't2', HOUR)).toBe('busy');
+      expect(await store.get(key('basic'))).toBe('processing');
+      await store.markDone(key('basic'), 't1', HOUR);
+      expect(await store.claim(key('basic'), 't3', HOUR)).toBe('done');
+      expect(await store.get(key('basic'))).toBe('done');
+    });
+
+    it('releases only for the token that holds the key, and never a done key', async () => {
+      await store.claim(key('release'), 't1', HOUR);
+      await store.release(key('release'), 'someone-else');
+      expect(await store.get(key('release'))).toBe('processing');
+      await store.release(key('release'), 't1');
+      expect(await store.get(key('release'))).toBe(null);
+      expect(await store.claim(key('release'), 't2', HOUR)).toBe('claimed');
+      await store.markDone(key('release'), 't2', HOUR);
+      await store.release(key('release'), 't2');
+      expect(await store.get(key('release'))).toBe('done');
+    });
+
+    it('marks done whoever holds the lease', async () => {
+      await store.claim(key('done-by-other'), 't1', HOUR);
+      await store.markDone(key('done-by-other'), 't2', HOUR);
+      expect(await store.claim(key('done-by-other'), 't3', HOUR)).toBe('done');
+    });
+
+    it('frees a key whose lease ran out; the old holder can no longer release it', async () => {
+      expect(await store.claim(key('lease'), 'old', shortMs)).toBe('claimed');
+      expect(await store.claim(key('lease'), 'new', HOUR)).toBe('busy');
+      await sleep(shortMs + 200);
+      expect(await store.claim(key('lease'), 'new', HOUR)).toBe('claimed');
+      await store.release(key('lease'), 'old');
+      expect(await store.get(key('lease'))).toBe('processing');
+    }, 15_000);
+
+    it('forgets a done key after its retention', async () => {
+      await store.claim(key('retention'), 't1', HOUR);
+      await store.markDone(key('retention'), 't1', shortMs);
+      expect(await store.get(key('retention'))).toBe('done');
+      await sleep(shortMs + 200);
+      expect(await store.get(key('retention'))).toBe(null);
+      expect(await store.claim(key('retention'), 't2', HOUR)).toBe('claimed');
+    }, 15_000);
+
+    it(`gives one key to exactly one of ${claimants} deliveries racing for it`, async () => {
+      const race = () =>
+        Promise.all(Array.from({ length: claimants }, (_, i) => store.claim(key('race'), `t${i}`, HOUR)));
+      const first = await race();
+      expect(first.filter((r) => r === 'claimed').length).toBe(1);
+      expect(first.filter((r) => r === 'busy').length).toBe(claimants - 1);
+      await store.markDone(key('race'), 't0', HOUR);
+      expect(new Set(await race())).toEqual(new Set(['done']));
+    }, 30_000);
+
+    it('keeps big and odd keys apart and holds each faithfully', async () => {
+      const keys = ODD_KEYS.map((k) => key(k));
+      const claims = await Promise.all(keys.map((k, i) => store.claim(k, `t${i}`, HOUR)));
+      expect(claims).toEqual(keys.map(() => 'claimed'));
+      await store.markDone(keys[1] ?? '', 't1', HOUR);
+      const states = await Promise.all(keys.map((k) => store.get(k)));
+      expect(states).toEqual(keys.map((_, i) => (i === 1 ? 'done' : 'processing')));
+    }, 30_000);
+
+    if (makeUnavailableStore) {
+      it('rejects every call at once when its backend is down, never hangs', async () => {
+        const down = await makeUnavailableStore();
+        made.push(down);
+        const calls = {
+          claim: () => down.claim(key('down'), 't', HOUR),
+          markDone: () => down.markDone(key('down'), 't', HOUR),
+          release: () => down.release(key('down'), 't'),
+          get: () => down.get(key('down')),
+        };
+        const results: Record<string, string> = {};
+        for (const [method, call] of Object.entries(calls)) results[method] = await outcome(call, 5_000);
+        expect(results).toEqual({
+          claim: 'rejected',
+          markDone: 'rejected',
+          release: 'rejected',
+          get: 'rejected',
+        });
+      }, 30_000);
+    }
+  });
+}
