@@ -69,11 +69,12 @@ describeWithRedis('RedisStore on a real redis-server', () => {
   contractFor('ioredis', ioredis, () => server);
 
   describe('its commands', () => {
-    let client: Awaited<ReturnType<typeof createClient>>;
+    let client: ReturnType<typeof createClient>;
     const sent: string[][] = [];
     let store: RedisStore;
     beforeAll(async () => {
-      client = await createClient({ url: server.url }).connect();
+      client = createClient({ url: server.url });
+      await client.connect();
       store = new RedisStore({
         prefix: 'test:',
         sendCommand: (...args) => {
