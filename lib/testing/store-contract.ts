@@ -160,6 +160,16 @@ export function runStoreContract(
       expect(new Set(await race())).toEqual(new Set(['done']));
     }, 30_000);
 
+    it(`gives a key whose lease ran out to exactly one of ${claimants} racing deliveries`, async () => {
+      await store.claim(key('expired-race'), 'crashed', shortMs);
+      await sleep(shortMs + 200);
+      const claims = await Promise.all(
+        Array.from({ length: claimants }, (_, i) => store.claim(key('expired-race'), `t${i}`, HOUR)),
+      );
+      expect(claims.filter((r) => r === 'claimed').length).toBe(1);
+      expect(claims.filter((r) => r === 'busy').length).toBe(claimants - 1);
+    }, 30_000);
+
     it('keeps big and odd keys apart and holds each faithfully', async () => {
       const keys = ODD_KEYS.map((k) => key(k));
       const claims = await Promise.all(keys.map((k, i) => store.claim(k, `t${i}`, HOUR)));

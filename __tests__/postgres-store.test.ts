@@ -1,0 +1,150 @@
+import { Pool } from 'pg';
+import { OptionsError } from '../lib/options-error';
+import { PostgresStore, postgresSetupSql, type PostgresQueryable } from 'service-webhooks/postgres';
+import { runStoreContract } from 'service-webhooks/testing';
+import { freePort } from './support/server-binary';
+import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
+
+const HOUR = 60 * 60 * 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describeWithPostgres('PostgresStore on a real PostgreSQL', () => {
+  let server: PostgresServer;
+  let pool: Pool;
+  const pools: Pool[] = [];
+  beforeAll(async () => {
+    server = await startPostgresServer();
+    pool = new Pool({ connectionString: server.url, max: 20 });
+    pool.on('error', () => undefined); // an idle connection cut at shutdown is not a failure
+    pools.push(pool);
+  }, 60_000);
+  afterAll(async () => {
+    for (const p of pools) await p.end();
+    await server?.close();
+  }, 30_000);
+
+  runStoreContract(
+    'PostgresStore over pg',
+    async () => {
+      const store = new PostgresStore({ pool, table: 'contract_store' });
+      await store.setup();
+      return store;
+    },
+    {
+      makeUnavailableStore: async () => {
+        const down = new Pool({ host: '127.0.0.1', port: await freePort(), connectionTimeoutMillis: 1_000 });
+        down.on('error', () => undefined);
+        pools.push(down);
+        return new PostgresStore({ pool: down });
+      },
+    },
+  );
+
+  /** The pool, counting the statements the store sends. */
+  function counting(): PostgresQueryable & { texts: string[] } {
+    const texts: string[] = [];
+    return { texts, query: (text, values) => (texts.push(text), pool.query(text, values)) };
+  }
+
+  it('claims with one statement, an INSERT … ON CONFLICT … DO UPDATE … WHERE lease expired', async () => {
+    const counted = counting();
+    const store = new PostgresStore({ pool: counted, table: 'one_statement' });
+    await store.setup();
+    counted.texts.length = 0;
+    await store.claim('k', 't', HOUR);
+    await store.markDone('k', 't', HOUR);
+    expect(counted.texts).toHaveLength(2);
+    expect(counted.texts[0]).toMatch(
+      /INSERT INTO one_statement[\s\S]*ON CONFLICT \(key\) DO UPDATE[\s\S]*WHERE t\.expires_at <= now\(\)[\s\S]*RETURNING/,
+    );
+  });
+
+  it('sets up its table safely from many instances at once, and again', async () => {
+    const stores = Array.from({ length: 8 }, () => new PostgresStore({ pool, table: 'raced_setup' }));
+    await Promise.all(stores.map((s) => s.setup()));
+    await stores[0]?.setup();
+    const { rows } = await pool.query(
+      "SELECT indexname FROM pg_indexes WHERE tablename = 'raced_setup' ORDER BY 1",
+    );
+    expect(rows.map((r: { indexname: string }) => r.indexname)).toEqual([
+      'raced_setup_expires_at_idx',
+      'raced_setup_pkey',
+    ]);
+  });
+
+  it('works in a schema of its own, with the SQL shown for migrations', async () => {
+    await pool.query('CREATE SCHEMA IF NOT EXISTS hooks');
+    await pool.query(postgresSetupSql('hooks.idempotency'));
+    const store = new PostgresStore({ pool, table: 'hooks.idempotency' });
+    expect(await store.claim('k', 't', HOUR)).toBe('claimed');
+    expect((await pool.query('SELECT count(*)::int AS n FROM hooks.idempotency')).rows[0]).toEqual({ n: 1 });
+  });
+
+  it('deletes expired rows in bounded batches, and only expired ones', async () => {
+    const store = new PostgresStore({ pool, table: 'cleanup_batches', cleanupBatchSize: 10 });
+    await store.setup();
+    for (let i = 0; i < 25; i++) await store.markDone(`old${i}`, 't', 1);
+    await store.markDone('live', 't', HOUR);
+    await sleep(20);
+    const deleted = [
+      await store.cleanup(),
+      await store.cleanup(),
+      await store.cleanup(),
+      await store.cleanup(),
+    ];
+    expect(deleted).toEqual([10, 10, 5, 0]);
+    expect(await store.get('live')).toBe('done');
+  });
+
+  it('cleans up by itself once cleanupIntervalMs has passed, off the request path', async () => {
+    const store = new PostgresStore({ pool, table: 'cleanup_auto', cleanupIntervalMs: 50 });
+    await store.setup();
+    for (let i = 0; i < 5; i++) await store.markDone(`old${i}`, 't', 1);
+    await sleep(60);
+    await store.claim('trigger', 't', HOUR);
+    const count = async () =>
+      (await pool.query('SELECT count(*)::int AS n FROM cleanup_auto')).rows[0].n as number;
+    for (let i = 0; i < 50 && (await count()) > 1; i++) await sleep(20);
+    expect(await count()).toBe(1);
+  });
+
+  it('says to run setup() when its table is missing', async () => {
+    const store = new PostgresStore({ pool, table: 'never_set_up' });
+    await expect(store.claim('k', 't', HOUR)).rejects.toThrow(
+      /\[service-webhooks\] PostgresStore: claim failed: relation "never_set_up" does not exist \(the table does not exist: run await store.setup\(\)/,
+    );
+  });
+});
+
+describe('PostgresStore options', () => {
+  const pool: PostgresQueryable = { query: async () => ({ rows: [] }) };
+  it.each([
+    ['no options', undefined, /takes an options object/],
+    ['no pool', {}, /pool must have query/],
+    ['a pool without query', { pool: {} }, /pool must have query/],
+    ['a table with a quote', { pool, table: 'x"; DROP TABLE y; --' }, /table must be a lower-case name/],
+    ['an upper-case table', { pool, table: 'Hooks' }, /table must be a lower-case name/],
+    ['a table name too long', { pool, table: 'x'.repeat(41) }, /at most 40/],
+    [
+      'cleanupIntervalMs 0',
+      { pool, cleanupIntervalMs: 0 },
+      /cleanupIntervalMs must be a positive whole number/,
+    ],
+    [
+      'cleanupBatchSize 1.5',
+      { pool, cleanupBatchSize: 1.5 },
+      /cleanupBatchSize must be a positive whole number/,
+    ],
+    ['a misspelt option', { pool, tabel: 'x' }, /unknown option "tabel"; did you mean "table"\?/],
+  ])('throws OptionsError at construction for %s', (_name, options, message) => {
+    const build = () => new PostgresStore(options as never);
+    expect(build).toThrow(OptionsError);
+    expect(build).toThrow(message);
+  });
+
+  it('takes a pg Pool as it is', () => {
+    const real: PostgresQueryable = new Pool();
+    expect(() => new PostgresStore({ pool: real })).not.toThrow();
+    return (real as Pool).end();
+  });
+});
