@@ -58,9 +58,9 @@ export function startTlsVerifierServer(
   return start(server);
 }
 
-/** A plain HTTP server, as behind a proxy that terminated TLS. */
+/** A plain HTTP server, as behind a proxy that terminated TLS; it takes headers up to 64 KiB. */
 export function startHttpVerifierServer(verifier: ClientCertificateVerifier): Promise<Started> {
-  return start(http.createServer(answer(verifier)));
+  return start(http.createServer({ maxHeaderSize: 64 * 1024 }, answer(verifier)));
 }
 
 export interface Reply {

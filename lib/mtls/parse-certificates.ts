@@ -11,7 +11,7 @@ const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/
  */
 export function parsePemCertificates(text: string): X509Certificate[] {
   const blocks = text.match(PEM_BLOCK) ?? [];
-  if (blocks.length === 0) throw new Error('no "-----BEGIN CERTIFICATE-----" block');
+  if (blocks.length === 0) throw new Error('it holds no PEM certificate');
   if (blocks.length > MAX_CHAIN) throw new Error(`more than ${MAX_CHAIN} certificates`);
   return blocks.map((block, index) => {
     try {

@@ -1,0 +1,252 @@
+import { createClientCertificateVerifier, type CertificateSource, type MtlsOptions } from '../lib/mtls';
+import { derBase64, fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
+import { request, startHttpVerifierServer } from './support/mtls-server';
+
+let f: MtlsFixtures;
+beforeAll(async () => {
+  f = await mtlsFixtures();
+});
+
+/** Sends `headers` over loopback to a plain HTTP server (as behind a proxy) checking with `options`. */
+async function send(options: MtlsOptions, headers: Record<string, string>) {
+  const server = await startHttpVerifierServer(createClientCertificateVerifier(options, 'test'));
+  try {
+    return await request(server.url, { headers });
+  } finally {
+    await server.close();
+  }
+}
+
+const pinned = (from: CertificateSource): MtlsOptions => ({
+  from,
+  fingerprints: [fingerprintOf(f.certs.client.cert)],
+});
+const hashOf = (pem: string) => fingerprintOf(pem).replace(/:/g, '').toLowerCase();
+/** nginx's $ssl_client_escaped_cert escapes like encodeURIComponent, "+ / =" included. */
+const nginxEscaped = (pem: string) => encodeURIComponent(pem);
+/** AWS ALB URL-encodes the PEM but leaves "+ = /" as they are. */
+const albEncoded = (pem: string) =>
+  encodeURIComponent(pem).replace(/%2B/g, '+').replace(/%3D/g, '=').replace(/%2F/g, '/');
+const xfcc = (pem: string, extra = '') =>
+  `By=spiffe://proxy.test;Hash=${hashOf(pem)};Cert="${encodeURIComponent(pem)}";Subject="CN=service-webhooks test client";DNS=webhooks.test-client.invalid${extra}`;
+
+describe('client certificate from a trusted proxy header', () => {
+  const accepted: [string, CertificateSource, () => Record<string, string>][] = [
+    [
+      'an Envoy XFCC element',
+      'x-forwarded-client-cert',
+      () => ({ 'x-forwarded-client-cert': xfcc(f.certs.client.cert) }),
+    ],
+    [
+      'the rightmost XFCC element when a client forged one to its left',
+      'x-forwarded-client-cert',
+      () => ({ 'x-forwarded-client-cert': `${xfcc(f.stranger.cert)},${xfcc(f.certs.client.cert)}` }),
+    ],
+    [
+      'an RFC 9440 Client-Cert',
+      'client-cert',
+      () => ({ 'client-cert': `:${derBase64(f.certs.client.cert)}:` }),
+    ],
+    [
+      'an nginx escaped certificate verified by nginx',
+      'nginx',
+      () => ({ 'x-ssl-client-cert': nginxEscaped(f.certs.client.cert), 'x-ssl-client-verify': 'SUCCESS' }),
+    ],
+    [
+      'an AWS ALB passthrough chain, "+=/" unescaped',
+      'aws-alb',
+      () => ({ 'x-amzn-mtls-clientcert': albEncoded(f.certs.client.cert + f.certs.ca.cert) }),
+    ],
+    [
+      'an AWS ALB verify-mode leaf',
+      'aws-alb',
+      () => ({ 'x-amzn-mtls-clientcert-leaf': albEncoded(f.certs.client.cert) }),
+    ],
+  ];
+  it.each(accepted)('accepts %s', async (_name, from, headers) => {
+    const reply = await send(pinned(from), headers());
+    expect(reply).toEqual({
+      status: 200,
+      body: {
+        ok: true,
+        fingerprint: fingerprintOf(f.certs.client.cert),
+        subject: 'CN=service-webhooks test client',
+      },
+    });
+  });
+
+  it('reads an ALB header whose base64 holds "+" without turning it into a space', () => {
+    // The certificates are random: this guards the test above, which is only meaningful with a "+".
+    const encoded = [f.certs.client.cert, f.certs.ca.cert].map(albEncoded).join('');
+    expect(encoded).toMatch(/\+/);
+  });
+
+  it.each([
+    [
+      'XFCC',
+      'x-forwarded-client-cert' as const,
+      () => ({
+        'x-forwarded-client-cert': `Hash=${hashOf(f.certs.client.cert)};Cert="${encodeURIComponent(f.certs.client.cert)}";Chain="${encodeURIComponent(f.certs.client.cert + f.certs.ca.cert)}"`,
+      }),
+    ],
+    [
+      'Client-Cert-Chain',
+      'client-cert' as const,
+      () => ({
+        'client-cert': `:${derBase64(f.certs.client.cert)}:`,
+        'client-cert-chain': `:${derBase64(f.certs.ca.cert)}:`,
+      }),
+    ],
+  ])('checks the CA with the chain %s carries', async (_name, from, headers) => {
+    expect((await send({ from, ca: f.certs.ca.cert }, headers())).status).toBe(200);
+    const stranger = await send({ from, ca: (await mtlsFixtures()).certs.ca.cert }, headers());
+    expect(stranger.body).toMatchObject({ status: 403, slug: 'untrusted-client-certificate' });
+  });
+
+  const refused: [string, CertificateSource, () => Record<string, string>, number, string][] = [
+    ['no XFCC header', 'x-forwarded-client-cert', () => ({}), 401, 'missing-client-certificate'],
+    [
+      'a forged XFCC element on the right',
+      'x-forwarded-client-cert',
+      () => ({ 'x-forwarded-client-cert': `${xfcc(f.certs.client.cert)},${xfcc(f.stranger.cert)}` }),
+      403,
+      'client-certificate-not-pinned',
+    ],
+    [
+      'an XFCC Hash that is not its Cert',
+      'x-forwarded-client-cert',
+      () => ({
+        'x-forwarded-client-cert': `Hash=${hashOf(f.stranger.cert)};Cert="${encodeURIComponent(f.certs.client.cert)}"`,
+      }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'an XFCC element without Cert',
+      'x-forwarded-client-cert',
+      () => ({ 'x-forwarded-client-cert': `Hash=${hashOf(f.certs.client.cert)}` }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'an XFCC quote left open',
+      'x-forwarded-client-cert',
+      () => ({ 'x-forwarded-client-cert': `Cert="${encodeURIComponent(f.certs.client.cert)}` }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'an XFCC Cert that is not URL-encoded',
+      'x-forwarded-client-cert',
+      () => ({ 'x-forwarded-client-cert': 'Cert="%E0%A4%A"' }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    ['no Client-Cert', 'client-cert', () => ({}), 401, 'missing-client-certificate'],
+    [
+      'a Client-Cert that is not a byte sequence',
+      'client-cert',
+      () => ({ 'client-cert': derBase64(f.certs.client.cert) }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'a Client-Cert that is not DER',
+      'client-cert',
+      () => ({ 'client-cert': ':aGVsbG8=:' }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'a Client-Cert-Chain item that is not a byte sequence',
+      'client-cert',
+      () => ({ 'client-cert': `:${derBase64(f.certs.client.cert)}:`, 'client-cert-chain': 'oops' }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'an expired Client-Cert',
+      'client-cert',
+      () => ({ 'client-cert': `:${derBase64(f.expired.cert)}:` }),
+      403,
+      'client-certificate-expired',
+    ],
+    [
+      'no nginx header',
+      'nginx',
+      () => ({ 'x-ssl-client-verify': 'NONE' }),
+      401,
+      'missing-client-certificate',
+    ],
+    [
+      'nginx verification FAILED',
+      'nginx',
+      () => ({
+        'x-ssl-client-cert': nginxEscaped(f.certs.client.cert),
+        'x-ssl-client-verify': 'FAILED:certificate has expired',
+      }),
+      403,
+      'unverified-client-certificate',
+    ],
+    [
+      'an nginx certificate without X-SSL-Client-Verify',
+      'nginx',
+      () => ({ 'x-ssl-client-cert': nginxEscaped(f.certs.client.cert) }),
+      403,
+      'unverified-client-certificate',
+    ],
+    [
+      'an nginx header that is not a PEM',
+      'nginx',
+      () => ({ 'x-ssl-client-cert': 'hello', 'x-ssl-client-verify': 'SUCCESS' }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'a stranger through nginx',
+      'nginx',
+      () => ({ 'x-ssl-client-cert': nginxEscaped(f.stranger.cert), 'x-ssl-client-verify': 'SUCCESS' }),
+      403,
+      'client-certificate-not-pinned',
+    ],
+    ['no ALB header', 'aws-alb', () => ({}), 401, 'missing-client-certificate'],
+    [
+      'a header over 32 KiB',
+      'aws-alb',
+      () => ({ 'x-amzn-mtls-clientcert': 'A'.repeat(33 * 1024) }),
+      403,
+      'unreadable-client-certificate',
+    ],
+    [
+      'more than 8 certificates',
+      'aws-alb',
+      () => ({ 'x-amzn-mtls-clientcert': albEncoded(f.certs.client.cert.repeat(9)) }),
+      403,
+      'unreadable-client-certificate',
+    ],
+  ];
+  it.each(refused)('refuses %s', async (_name, from, headers, status, slug) => {
+    const reply = await send(pinned(from), headers());
+    expect(reply.status).toBe(status);
+    expect(reply.body).toMatchObject({ ok: false, status, slug });
+    expect(JSON.stringify(reply.body)).not.toMatch(/-----BEGIN|MII/);
+  });
+
+  const foreign: [CertificateSource, string][] = [
+    ['x-forwarded-client-cert', 'client-cert'],
+    ['x-forwarded-client-cert', 'x-ssl-client-cert'],
+    ['client-cert', 'x-forwarded-client-cert'],
+    ['nginx', 'x-amzn-mtls-clientcert'],
+    ['aws-alb', 'x-ssl-client-verify'],
+  ];
+  it.each(foreign)('reading %s, refuses a request that also carries %s', async (from, name) => {
+    const good = Object.fromEntries(
+      accepted
+        .filter(([, source]) => source === from)
+        .slice(0, 1)
+        .flatMap(([, , h]) => Object.entries(h())),
+    );
+    const reply = await send(pinned(from), { ...good, [name]: 'anything' });
+    expect(reply.body).toMatchObject({ ok: false, status: 403, slug: 'untrusted-certificate-header' });
+  });
+});
