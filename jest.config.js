@@ -8,6 +8,6 @@ module.exports = {
   // Tests import the package by its name, as a user's tests do.
   moduleNameMapper: {
     '^service-webhooks$': '<rootDir>/lib/index.ts',
-    '^service-webhooks/(testing|emulator|console|redis|postgres)$': '<rootDir>/lib/$1/index.ts',
+    '^service-webhooks/(testing|emulator|console|redis|postgres|metrics)$': '<rootDir>/lib/$1/index.ts',
   },
 };

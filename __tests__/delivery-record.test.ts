@@ -257,6 +257,27 @@ describe.each(DOORS)('delivery records through $name', (door) => {
     expect(logger.messages('error').filter((m) => m.includes('onDelivery'))).toHaveLength(1);
   });
 
+  it('tells onDelivery.onRequestStart of each request before its record, containing what it throws', async () => {
+    const seen: string[] = [];
+    const listener = Object.assign((record: DeliveryRecord) => void seen.push(`record ${record.status}`), {
+      onRequestStart: () => {
+        seen.push('start');
+        if (seen.length === 1) throw new Error('gauge backend down');
+      },
+    });
+    const d = await start({ onDelivery: listener });
+    expect((await d.send(delivery(issued('evt_s1')))).status).toBe(200);
+    expect((await d.send(delivery(issued('e'), { authorization: '' }))).status).toBe(401);
+    expect(seen).toEqual(['start', 'record 200', 'start', 'record 401']);
+  });
+
+  it('refuses an onRequestStart that is not a function, at construction', async () => {
+    const listener = Object.assign(() => undefined, { onRequestStart: 'soon' });
+    await expect(door.open({ bearerTokens: [TOKEN], router, onDelivery: listener as never })).rejects.toThrow(
+      /onDelivery.onRequestStart must be a function/,
+    );
+  });
+
   it('does not wait for a slow onDelivery', async () => {
     const d = await start({ onDelivery: () => new Promise(() => undefined) });
     const answer = await d.send(delivery(issued('evt_slow_hook')));

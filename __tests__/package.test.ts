@@ -42,7 +42,7 @@ describe('the packed tarball', () => {
       true,
     );
     expect(files).toContain('package/dist/index.d.ts');
-    for (const entry of ['', 'testing/', 'emulator/', 'console/'])
+    for (const entry of ['', 'testing/', 'emulator/', 'console/', 'metrics/'])
       expect(files).toContain(`package/dist/${entry}index.d.ts`);
   });
 
@@ -68,6 +68,37 @@ describe('the packed tarball', () => {
       delivery: 200,
       handled: ['evt_cjs'],
     });
+  }, 180_000);
+
+  it('loads service-webhooks/metrics by require and by import, with prom-client as its peer', () => {
+    const dir = app('metrics-app', { type: 'commonjs' }, ['prom-client@15']);
+    const record =
+      "{ eventId: 'e', type: 'ag.access_pass.issued', source: 's', layout: 'A', outcome: 'processed', status: 200, problem: null, durationMs: 2, handlerMs: 1, attempt: 1 }";
+    const use = `const registry = new Registry(); const metrics = prometheusMetrics({ registry });
+      metrics.onRequestStart(); metrics(${record}); registry.metrics().then((text) => console.log(text));`;
+    const required = run(
+      'node',
+      [
+        '-e',
+        `const { prometheusMetrics } = require('service-webhooks/metrics'); const { Registry } = require('prom-client'); ${use}`,
+      ],
+      dir,
+    );
+    const imported = run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `import { prometheusMetrics } from 'service-webhooks/metrics'; import { Registry } from 'prom-client'; ${use}`,
+      ],
+      dir,
+    );
+    for (const text of [required, imported]) {
+      expect(text).toContain(
+        'service_webhooks_deliveries_total{type="ag.access_pass.issued",outcome="processed"} 1',
+      );
+      expect(text).toContain('service_webhooks_in_flight 0');
+    }
   }, 180_000);
 
   it('works from import in an ESM TypeScript app, types included', () => {

@@ -33,3 +33,12 @@ export interface DeliveryRecord {
   /** The delivery attempt number when the sender says it (`x-service-webhook-attempt`), else null. */
   attempt: number | null;
 }
+
+/**
+ * What `onDelivery` takes: a function of the record. It may also carry `onRequestStart`, called as
+ * each request enters the receiver (before anything is read), so a listener can count the requests in
+ * flight; every request announced so gets exactly one record. Both are read once, at construction.
+ */
+export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
+  onRequestStart?: () => unknown;
+};

@@ -1,5 +1,6 @@
 import { problemAnswer } from './answers';
 import { startDeliverySpan, type DeliverySpan } from '../observability/delivery-span';
+import { OptionsError } from '../options-error';
 import type { DeliveryRecord } from './delivery-record';
 import { createDispatcher, type DispatchResult } from './dispatcher';
 import { answerHandshake } from './handshake';
@@ -67,6 +68,10 @@ export function createReceiverCore(
 ): ReceiverCore {
   const resolved = resolveReceiverOptions(options, where, extraKeys);
   const { verifier, log, onDelivery, bodyTimeoutMs } = resolved;
+  const listener = options.onDelivery;
+  if (listener?.onRequestStart !== undefined && typeof listener.onRequestStart !== 'function')
+    throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery.onRequestStart must be a function, or absent');
+  const onRequestStart = listener?.onRequestStart?.bind(listener);
   const warn: RateLimitedLog = rateLimitedLog(log);
   const readEvent = createEventReader({
     limit: resolved.limit,
@@ -139,6 +144,7 @@ export function createReceiverCore(
   }
 
   async function handle(request: WebhookRequest): Promise<Handled> {
+    if (onRequestStart !== undefined) contained('onDelivery.onRequestStart', onRequestStart);
     const started = performance.now();
     const record: DeliveryRecord = {
       eventId: null,
@@ -168,17 +174,21 @@ export function createReceiverCore(
     return { answer, record };
   }
 
-  function report(record: DeliveryRecord): void {
-    if (onDelivery === undefined) return;
+  /** Calls a hook of the application's: what it throws or rejects is logged, never passed on. */
+  function contained(what: string, call: () => unknown): void {
     const failed = (error: unknown) =>
-      warn('error', 'on-delivery', { err: error }, 'onDelivery threw; the answer was not affected');
+      warn('error', 'on-delivery', { err: error }, `${what} threw; the answer was not affected`);
     try {
-      const result: unknown = onDelivery(record);
+      const result: unknown = call();
       if (typeof (result as Promise<unknown> | undefined)?.then === 'function')
         (result as Promise<unknown>).then(undefined, failed);
     } catch (error) {
       failed(error);
     }
+  }
+
+  function report(record: DeliveryRecord): void {
+    if (onDelivery !== undefined) contained('onDelivery', () => onDelivery(record));
   }
 
   async function drain(drainOptions: { timeoutMs?: number } = {}): Promise<DrainResult> {

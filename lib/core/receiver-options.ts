@@ -1,6 +1,6 @@
 import type { EventRouter } from '../events/event-router';
 import type { Logger } from '../logger';
-import type { DeliveryRecord } from './delivery-record';
+import type { DeliveryListener } from './delivery-record';
 import { DISPATCH_OPTION_KEYS, type DispatchEventOptions } from './dispatch-options';
 import type { ValidationMode } from './read-event';
 import type { TokenSource } from './token-verifier';
@@ -26,9 +26,11 @@ export interface ReceiverOptions extends DispatchEventOptions {
   bodyTimeoutMs?: number;
   /**
    * Called once per request, after its answer was sent, with what became of it. It cannot delay or
-   * change the answer; what it throws is logged (rate-limited). Defaults to none.
+   * change the answer; what it throws is logged (rate-limited). Its optional `onRequestStart` is
+   * called as each request enters (`prometheusMetrics()` counts requests in flight with it). Defaults
+   * to none.
    */
-  onDelivery?: (record: DeliveryRecord) => unknown;
+  onDelivery?: DeliveryListener;
 }
 
 export const RECEIVER_OPTION_KEYS: readonly string[] = [

@@ -1,0 +1,5 @@
+export {
+  prometheusMetrics,
+  type PrometheusMetrics,
+  type PrometheusMetricsOptions,
+} from '../observability/prometheus-metrics';

@@ -1,0 +1,132 @@
+import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
+import { checkOptionKeys } from '../check-option-keys';
+import type { DeliveryListener, DeliveryRecord } from '../core/delivery-record';
+import { OptionsError } from '../options-error';
+import { typeLabel } from './type-label';
+
+export interface PrometheusMetricsOptions {
+  /** The prom-client registry the metrics are registered in. Defaults to prom-client's global `register`. */
+  registry?: Registry;
+  /** Prepended to every metric name. Defaults to `'service_webhooks_'`. */
+  prefix?: string;
+  /**
+   * Upper bounds, in seconds, of the handler duration histogram's buckets; keep some near your
+   * `timeoutMs`. Defaults to `[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]`.
+   */
+  buckets?: readonly number[];
+}
+
+/** An `onDelivery` for every adapter; its `onRequestStart` keeps `in_flight` (the receiver calls it). */
+export type PrometheusMetrics = DeliveryListener & { onRequestStart(): void };
+
+interface Metrics {
+  deliveries: Counter<'type' | 'outcome'>;
+  problems: Counter<'problem'>;
+  handlerSeconds: Histogram<'type'>;
+  inFlight: Gauge;
+  storeErrors: Counter;
+}
+
+const KEYS = ['registry', 'prefix', 'buckets'];
+const WHERE = 'prometheusMetrics';
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+/** Problem slugs are the library's own, but a label is a label: anything unexpected is `other`. */
+const SLUG = /^[a-z][a-z0-9-]{0,47}$/;
+/** Receivers sharing a registry and prefix share its metrics (registering a name twice throws). */
+const shared = new WeakMap<Registry, Map<string, Metrics>>();
+
+function checkOptions(options: PrometheusMetricsOptions): void {
+  checkOptionKeys(options, KEYS, WHERE);
+  const { registry, prefix, buckets } = options;
+  if (registry !== undefined && typeof registry?.registerMetric !== 'function')
+    throw new OptionsError('ERR_SW_OPTION', WHERE, 'registry must be a prom-client Registry');
+  if (prefix !== undefined && (typeof prefix !== 'string' || !METRIC_NAME.test(`${prefix}x`))) {
+    const got = JSON.stringify(prefix);
+    throw new OptionsError('ERR_SW_OPTION', WHERE, `prefix must be letters, digits, _ or : (got ${got})`);
+  }
+  const increasing = (b: unknown, i: number, all: readonly unknown[]) =>
+    typeof b === 'number' && Number.isFinite(b) && b > 0 && (i === 0 || b > (all[i - 1] as number));
+  if (
+    buckets !== undefined &&
+    (!Array.isArray(buckets) || buckets.length === 0 || !buckets.every(increasing))
+  )
+    throw new OptionsError('ERR_SW_OPTION', WHERE, 'buckets must be increasing positive numbers of seconds');
+}
+
+function createMetrics(registry: Registry, prefix: string, buckets: number[] | undefined): Metrics {
+  const registers = [registry];
+  try {
+    return {
+      deliveries: new Counter({
+        name: `${prefix}deliveries_total`,
+        help: 'Requests to the webhook receiver, by event type (other: not in the catalogue; none: refused before it was read) and outcome.',
+        labelNames: ['type', 'outcome'],
+        registers,
+      }),
+      problems: new Counter({
+        name: `${prefix}problems_total`,
+        help: 'Problem answers of the webhook receiver, by problem slug (invalid-token, payload-too-large, handler-failed, ...).',
+        labelNames: ['problem'],
+        registers,
+      }),
+      handlerSeconds: new Histogram({
+        name: `${prefix}handler_duration_seconds`,
+        help: 'How long the handlers of a delivery ran before it was answered, by event type.',
+        labelNames: ['type'],
+        ...(buckets === undefined ? {} : { buckets }),
+        registers,
+      }),
+      inFlight: new Gauge({
+        name: `${prefix}in_flight`,
+        help: 'Requests the webhook receiver is handling now.',
+        registers,
+      }),
+      storeErrors: new Counter({
+        name: `${prefix}store_errors_total`,
+        help: 'Deliveries answered 503 because the idempotency store failed or timed out.',
+        registers,
+      }),
+    };
+  } catch (error) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      `could not register the metrics (${(error as Error).message}); choose another prefix or registry`,
+    );
+  }
+}
+
+/**
+ * An `onDelivery` that feeds prom-client: deliveries by type and outcome, problems by slug, handler
+ * durations, requests in flight and store errors. Event types outside the catalogue are counted as
+ * `other`, so a sender cannot create series at will.
+ */
+export function prometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
+  checkOptions(options ?? {});
+  const registry = options.registry ?? register;
+  const prefix = options.prefix ?? 'service_webhooks_';
+  const byPrefix = shared.get(registry) ?? new Map<string, Metrics>();
+  shared.set(registry, byPrefix);
+  const metrics = byPrefix.get(prefix) ?? createMetrics(registry, prefix, options.buckets?.slice());
+  byPrefix.set(prefix, metrics);
+  // This listener's own count, so a record without a start (a listener wrapped by hand) never goes below 0.
+  let open = 0;
+
+  const listener = function recordDelivery(record: DeliveryRecord): void {
+    const type = typeLabel(record.type);
+    metrics.deliveries.inc({ type, outcome: record.outcome });
+    if (record.problem !== null)
+      metrics.problems.inc({ problem: SLUG.test(record.problem) ? record.problem : 'other' });
+    if (record.handlerMs !== null) metrics.handlerSeconds.observe({ type }, record.handlerMs / 1000);
+    if (record.outcome === 'store-unavailable') metrics.storeErrors.inc();
+    if (open > 0) {
+      open--;
+      metrics.inFlight.dec();
+    }
+  } as PrometheusMetrics;
+  listener.onRequestStart = function requestStarted(): void {
+    open++;
+    metrics.inFlight.inc();
+  };
+  return listener;
+}
