@@ -65,7 +65,8 @@ export function startHttpVerifierServer(verifier: ClientCertificateVerifier): Pr
 
 export interface Reply {
   status: number;
-  body: CertificateCheck;
+  /** The verifier's check, or the text of an answer that is not one (a proxy's own error page). */
+  body: CertificateCheck | { text: string };
 }
 
 /** One request, over TLS when the URL is https, presenting `cert`/`key` when given; 5 s at most. */
@@ -81,12 +82,16 @@ export function request(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: JSON.parse(Buffer.concat(chunks).toString()) as CertificateCheck,
-          }),
-        );
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          let body: Reply['body'];
+          try {
+            body = JSON.parse(text) as CertificateCheck;
+          } catch {
+            body = { text };
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
       },
     );
     req.on('timeout', () => req.destroy(new Error('timed out after 5000 ms')));

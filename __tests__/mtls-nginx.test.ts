@@ -1,0 +1,88 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createClientCertificateVerifier } from '../lib/mtls';
+import { fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
+import { describeWithNginx, startNginx, type NginxServer } from './support/nginx-server';
+import { request } from './support/mtls-server';
+
+describeWithNginx('mTLS terminated by a real nginx', () => {
+  let f: MtlsFixtures;
+  let upstream: http.Server;
+  let nginx: NginxServer;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    f = await mtlsFixtures();
+    const verifier = createClientCertificateVerifier(
+      { from: 'nginx', fingerprints: [fingerprintOf(f.certs.client.cert)] },
+      'test',
+    );
+    upstream = http.createServer((req, res) => {
+      seen.push(String(req.headers['x-ssl-client-verify']));
+      const check = verifier.check({
+        header: (name) => req.headers[name] as string | undefined,
+        socket: req.socket,
+      });
+      res.writeHead(check.ok ? 200 : check.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(check));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    nginx = await startNginx(
+      { ca: f.certs.ca.cert, cert: f.certs.server.cert, key: f.certs.server.key },
+      (upstream.address() as AddressInfo).port,
+    );
+  });
+
+  afterAll(async () => {
+    await nginx?.close();
+    upstream?.closeAllConnections();
+    await new Promise((resolve) => upstream?.close(resolve));
+  });
+
+  const via = (options: { cert?: string; key?: string; headers?: Record<string, string> }) =>
+    request(`${nginx.url}/hooks`, { ca: f.certs.ca.cert, ...options });
+
+  it('passes the pinned client certificate through to the receiver', async () => {
+    const reply = await via(f.certs.client);
+    expect(reply).toEqual({
+      status: 200,
+      body: {
+        ok: true,
+        fingerprint: fingerprintOf(f.certs.client.cert),
+        subject: 'CN=service-webhooks test client',
+      },
+    });
+  });
+
+  it('refuses at the receiver a certificate of the CA that is not pinned', async () => {
+    const reply = await via(f.next);
+    expect(reply.status).toBe(403);
+    expect(reply.body).toMatchObject({
+      slug: 'client-certificate-not-pinned',
+      fingerprint: fingerprintOf(f.next.cert),
+    });
+  });
+
+  it.each([
+    ['no certificate', () => ({})],
+    ['a certificate of another CA', () => f.stranger],
+    ['an expired certificate', () => f.expired],
+  ])('is refused by nginx with %s, before the receiver sees anything', async (_name, client) => {
+    const before = seen.length;
+    const reply = await via(client());
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({
+      text: expect.stringMatching(/400 (No required SSL certificate was sent|The SSL certificate error)/),
+    });
+    expect(seen.length).toBe(before);
+  });
+
+  it("overwrites a client's forged certificate headers with its own", async () => {
+    const forged = {
+      'x-ssl-client-cert': encodeURIComponent(f.stranger.cert),
+      'x-ssl-client-verify': 'SUCCESS',
+    };
+    const reply = await via({ ...f.certs.client, headers: forged });
+    expect(reply.body).toMatchObject({ ok: true, fingerprint: fingerprintOf(f.certs.client.cert) });
+  });
+});
