@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Express } from 'express';
+import { register } from 'prom-client';
+import request from 'supertest';
+import ts from 'typescript';
+import * as library from '../lib';
+import * as metrics from '../lib/metrics';
+import { deliverEvent } from '../lib/testing';
+
+const ROOT = path.join(__dirname, '..');
+const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const SECTION = (() => {
+  const start = README.indexOf('\n## Observability\n');
+  const end = README.indexOf('\n## ', start + 1);
+  return README.slice(start, end === -1 ? undefined : end);
+})();
+const BLOCKS = [...SECTION.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+
+/** Type-checks a README block as a user's strict project would, the package mapped to lib/. */
+function typeErrors(source: string): string[] {
+  const file = path.join(ROOT, '.tmp', 'observability-readme-block.ts');
+  const host = ts.createCompilerHost({});
+  const readFile = host.readFile.bind(host);
+  host.readFile = (name) => (path.resolve(name) === file ? source : readFile(name));
+  const fileExists = host.fileExists.bind(host);
+  host.fileExists = (name) => path.resolve(name) === file || fileExists(name);
+  const program = ts.createProgram(
+    [file],
+    {
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      module: ts.ModuleKind.Node16,
+      moduleResolution: ts.ModuleResolutionKind.Node16,
+      target: ts.ScriptTarget.ES2022,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      noEmit: true,
+      types: ['node'],
+      baseUrl: ROOT,
+      paths: { 'service-webhooks': ['lib/index.ts'], 'service-webhooks/*': ['lib/*/index.ts'] },
+    },
+    host,
+  );
+  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+}
+
+describe('the README Observability section', () => {
+  it('has the record, OpenTelemetry and Prometheus examples', () => {
+    expect(BLOCKS).toHaveLength(3);
+    expect(SECTION).toContain('### OpenTelemetry traces');
+    expect(SECTION).toContain('scrape_configs:');
+    expect(SECTION.match(/- alert: /g)).toHaveLength(3);
+  });
+
+  it.each(BLOCKS.map((block, i) => [i + 1, block]))(
+    'block %i type-checks under strict settings',
+    (_i, block) => {
+      expect(typeErrors(block as string)).toEqual([]);
+    },
+  );
+
+  it('serves the metrics of the Prometheus example as written', async () => {
+    const source = BLOCKS.find((block) => block.includes("from 'service-webhooks/metrics'")) as string;
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        esModuleInterop: true,
+      },
+    });
+    const module = { exports: {} as { app?: Express } };
+    const modules: Record<string, unknown> = {
+      'service-webhooks': library,
+      'service-webhooks/metrics': metrics,
+    };
+    const requireFor = (name: string): unknown => modules[name] ?? createRequire(__filename)(name);
+    process.env.SERVICE_WEBHOOK_TOKEN = 'tok_observability';
+    register.clear();
+    try {
+      new Function('require', 'module', 'exports', outputText)(requireFor, module, module.exports);
+      const app = module.exports.app as Express;
+      await deliverEvent(
+        app,
+        'ag.access_pass.issued',
+        {},
+        { token: 'tok_observability', path: '/webhooks' },
+      ).expect(200);
+      const scraped = await request(app).get('/metrics').expect(200);
+      expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
+      expect(scraped.text).toContain(
+        'service_webhooks_deliveries_total{type="ag.access_pass.issued",outcome="unhandled"} 1',
+      );
+    } finally {
+      register.clear();
+      delete process.env.SERVICE_WEBHOOK_TOKEN;
+    }
+  });
+});
