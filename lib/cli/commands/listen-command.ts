@@ -1,0 +1,109 @@
+import { Command, Option } from 'commander';
+import type { Emulator } from '../../emulator';
+import type { EmulatorChange } from '../../emulator/emulator-types';
+import { attemptLine, handshakeFailure, sendingLine } from '../attempt-lines';
+import type { CliContext } from '../cli-context';
+import { UsageError } from '../cli-errors';
+import { stableToken, writeState } from '../config-store';
+import { EmulatorClient } from '../emulator-client';
+import { selectEvents } from '../event-selection';
+import { emulatorOptions, startEmulator, type EmulatorFlags } from './emulator-command';
+
+const NAME = 'service-webhooks listen';
+const RETRY_MS = 2000;
+
+interface ListenFlags extends EmulatorFlags {
+  forwardTo?: string;
+  events?: string;
+  token?: string;
+  layout?: 'A' | 'B';
+  emulator?: string;
+  printToken?: boolean;
+}
+
+function checkForwardTo(url: string | undefined): string {
+  if (url === undefined)
+    throw new UsageError('--forward-to <url> is required, such as http://localhost:3000/webhooks');
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+    throw new UsageError(
+      `--forward-to must be an http(s) URL, such as http://localhost:3000/webhooks (got "${url}")`,
+    );
+  return url;
+}
+
+export function listenCommand(ctx: CliContext): Command {
+  return emulatorOptions(new Command('listen'))
+    .description("register a webhook that forwards the emulator's events to your app, and print each attempt")
+    .option('--forward-to <url>', "your app's webhook URL")
+    .option(
+      '--events <types>',
+      "event types to receive: a,b or a pattern like 'ag.access_pass.*' (default: all)",
+    )
+    .option(
+      '--token <token>',
+      'the delivery token (default: one kept in your config dir, the same every run)',
+    )
+    .addOption(new Option('--layout <layout>', 'the layout `trigger` uses by default').choices(['A', 'B']))
+    .option('--emulator <url>', 'attach to a running emulator instead of starting one')
+    .option('--print-token', 'print the delivery token and exit (to configure your app first)')
+    .option('--json', 'print every change as a JSON line')
+    .addHelpText(
+      'after',
+      "\nExamples:\n  $ service-webhooks listen --forward-to http://localhost:3000/webhooks\n  $ service-webhooks listen --forward-to http://localhost:3000/webhooks --events 'ag.access_pass.*' --layout B\n  $ export SERVICE_WEBHOOK_TOKEN=$(service-webhooks listen --print-token)",
+    )
+    .action(async (flags: ListenFlags & { json?: boolean }) => {
+      const token = flags.token ?? stableToken(ctx.env);
+      if (flags.printToken) return ctx.out.line(token);
+      const url = checkForwardTo(flags.forwardTo);
+      const events = selectEvents(flags.events);
+      let own: Emulator | undefined;
+      if (flags.emulator === undefined) own = await startEmulator(ctx, flags);
+      const client = new EmulatorClient((flags.emulator ?? (own as Emulator).url).replace(/\/+$/, ''));
+      writeState({ emulatorUrl: client.url, layout: flags.layout }, ctx.env);
+      const stale = (await client.state()).webhooks.filter((w) => w.name === NAME && w.url === url);
+      for (const webhook of stale) await client.remove(webhook.id);
+
+      const abort = new AbortController();
+      let webhookId = '';
+      const print = (change: EmulatorChange) => {
+        if (flags.json) return ctx.out.json(change);
+        if (change.kind === 'sending' && change.webhookId === webhookId)
+          ctx.out.line(sendingLine(ctx.out, change.type, change.eventId));
+        if (change.kind === 'attempt' && change.attempt.webhookId === webhookId)
+          ctx.out.line(attemptLine(ctx.out, change.attempt));
+      };
+      const following = client.follow(print, abort.signal).catch(() => undefined);
+      let webhook = await client.register({ name: NAME, url, subscribedEvents: events, privateKey: token });
+      webhookId = webhook.id;
+      ctx.out.line(`Ready! Your delivery token is ${ctx.out.bold(token)} (^C to quit)`);
+      if (!flags.json)
+        ctx.out.line(ctx.out.dim(`Forwarding ${events.length} event types from ${client.url} to ${url}`));
+
+      let lastFailure = '';
+      let retry: NodeJS.Timeout | undefined;
+      let stopped = false;
+      const check = async () => {
+        if (stopped) return;
+        if (webhook.verified) return ctx.out.line(ctx.out.green(`Webhook ${webhook.id} verified: ${url}`));
+        const failure = handshakeFailure(webhook, token);
+        if (failure !== lastFailure) ctx.out.error(ctx.out.red(failure));
+        lastFailure = failure;
+        retry = setTimeout(() => {
+          client.handshake(webhook.id).then(
+            (next) => ((webhook = next), check()),
+            () => undefined,
+          );
+        }, RETRY_MS);
+      };
+      await check();
+
+      await ctx.interrupted();
+      stopped = true;
+      clearTimeout(retry);
+      abort.abort();
+      await following;
+      await client.remove(webhook.id).catch(() => undefined);
+      await own?.close();
+      if (!flags.json) ctx.out.line('Stopped listening.');
+    });
+}

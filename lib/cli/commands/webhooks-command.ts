@@ -1,0 +1,110 @@
+import { Command } from 'commander';
+import { ConsoleClient } from '../../console';
+import type { CliContext } from '../cli-context';
+import { UsageError } from '../cli-errors';
+import { EmulatorClient } from '../emulator-client';
+import { selectEvents } from '../event-selection';
+
+interface Credentials {
+  baseUrl?: string;
+  accountId?: string;
+  secretKey?: string;
+  emulator?: string;
+  json?: boolean;
+}
+
+/** A console client from flags, else `SERVICE_*` variables, or for the emulator its own account. */
+async function consoleClient(ctx: CliContext, flags: Credentials): Promise<ConsoleClient> {
+  if (flags.emulator !== undefined) {
+    const emulator = new EmulatorClient(flags.emulator.replace(/\/+$/, ''));
+    return new ConsoleClient({ baseUrl: emulator.url, ...(await emulator.account()) });
+  }
+  const baseUrl = flags.baseUrl ?? ctx.env.SERVICE_BASE_URL;
+  const accountId = flags.accountId ?? ctx.env.SERVICE_ACCOUNT_ID;
+  const secretKey = flags.secretKey ?? ctx.env.SERVICE_SECRET_KEY;
+  const missing = [
+    baseUrl ? '' : 'SERVICE_BASE_URL (--base-url)',
+    accountId ? '' : 'SERVICE_ACCOUNT_ID (--account-id)',
+    secretKey ? '' : 'SERVICE_SECRET_KEY (--secret-key)',
+  ].filter(Boolean);
+  if (missing.length > 0)
+    throw new UsageError(`set ${missing.join(', ')}, or pass --emulator <url> to use the emulator`);
+  return new ConsoleClient({
+    baseUrl: baseUrl as string,
+    accountId: accountId as string,
+    secretKey: secretKey as string,
+  });
+}
+
+const withCredentials = (command: Command): Command =>
+  command
+    .option('--base-url <url>', 'the Service (default: $SERVICE_BASE_URL)')
+    .option('--account-id <id>', 'default: $SERVICE_ACCOUNT_ID')
+    .option('--secret-key <key>', 'default: $SERVICE_SECRET_KEY (prefer the variable: flags show in ps)')
+    .option('--emulator <url>', 'use the emulator at this URL and its account')
+    .option('--json', 'print JSON');
+
+export function webhooksCommand(ctx: CliContext): Command {
+  const webhooks = new Command('webhooks')
+    .description('list, create, delete and verify webhooks through the console API')
+    .addHelpText(
+      'after',
+      "\nExamples:\n  $ service-webhooks webhooks list --emulator http://127.0.0.1:4010 --json\n  $ service-webhooks webhooks create --name orders --url https://example.com/webhooks --events 'ag.access_pass.*'\n  $ SERVICE_BASE_URL=https://… SERVICE_ACCOUNT_ID=… SERVICE_SECRET_KEY=… service-webhooks webhooks list",
+    );
+  webhooks.addCommand(
+    withCredentials(new Command('list').description('list every webhook of the account')).action(
+      async (flags: Credentials) => {
+        const all = [];
+        for await (const webhook of (await consoleClient(ctx, flags)).iterateWebhooks()) all.push(webhook);
+        if (flags.json) return ctx.out.json(all);
+        if (all.length === 0) return ctx.out.line('No webhook.');
+        for (const w of all)
+          ctx.out.line(
+            `${w.id}  ${w.verified ? ctx.out.green('verified  ') : ctx.out.red('unverified')}  ${w.name}  ${w.url ?? ''}`,
+          );
+      },
+    ),
+  );
+  webhooks.addCommand(
+    withCredentials(new Command('create').description('create a webhook; prints its token once'))
+      .requiredOption('--name <name>', 'its name')
+      .requiredOption('--url <url>', 'where deliveries go (https; http only to localhost)')
+      .option('--events <types>', "a,b or a pattern like 'ag.access_pass.*' (default: all)")
+      .action(async (flags: Credentials & { name: string; url: string; events?: string }) => {
+        const client = await consoleClient(ctx, flags);
+        const created = await client.createWebhook({
+          name: flags.name,
+          url: flags.url,
+          subscribedEvents: selectEvents(flags.events),
+        });
+        if (flags.json) return ctx.out.json(created);
+        ctx.out.line(
+          `Created ${created.id} (${created.verified ? 'verified' : 'handshake sent'}). Its delivery token, shown only now:`,
+        );
+        ctx.out.line(created.privateKey);
+      }),
+  );
+  for (const [name, description] of [
+    ['delete', 'delete a webhook'],
+    ['verify', 'send the handshake again (202), or confirm it is verified (200)'],
+  ] as const) {
+    webhooks.addCommand(
+      withCredentials(new Command(name).description(description).argument('<id>', 'the webhook id')).action(
+        async (id: string, flags: Credentials) => {
+          const client = await consoleClient(ctx, flags);
+          const result =
+            name === 'delete'
+              ? (await client.deleteWebhook(id), { id, deleted: true })
+              : await client.verifyWebhook(id);
+          if (flags.json) return ctx.out.json(result);
+          ctx.out.line(
+            name === 'delete'
+              ? `Deleted ${id}`
+              : `${id}: ${'verified' in result && result.verified ? 'verified' : 'handshake sent again'}`,
+          );
+        },
+      ),
+    );
+  }
+  return webhooks;
+}

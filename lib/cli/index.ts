@@ -1,0 +1,2 @@
+export { buildProgram, EXIT, runCli } from './program';
+export type { CliContext } from './cli-context';
