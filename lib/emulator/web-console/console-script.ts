@@ -48,7 +48,7 @@ export const CONSOLE_JS = String.raw`'use strict';
       ]));
     });
   }
-  function attemptRow(a, key) {
+  function attemptRow(a, key, delivery) {
     var status = a.status === null ? 'no answer' : String(a.status);
     var cls = 's' + (a.status === null ? '0' : String(a.status).charAt(0));
     var answer = el('div', {}, [
@@ -57,7 +57,8 @@ export const CONSOLE_JS = String.raw`'use strict';
       el('div', { text: 'Answer headers' }), el('pre', { text: pretty(a.responseHeaders) }),
     ]);
     return el('tr', { 'data-testid': 'attempt' }, [
-      el('td', { text: '#' + a.attempt }), el('td', {}, [el('code', { text: a.webhookId })]),
+      el('td', { text: (delivery > 1 ? 'delivery ' + delivery + ', ' : '') + 'attempt ' + a.attempt }),
+      el('td', {}, [el('code', { text: a.webhookId })]),
       el('td', { className: cls, 'data-testid': 'attempt-status', text: status }),
       el('td', { text: a.durationMs + ' ms' }), el('td', { text: a.outcome + (a.error ? ' — ' + a.error : '') }),
       el('td', {}, [toggle(key, 'answer', answer)]),
@@ -71,7 +72,12 @@ export const CONSOLE_JS = String.raw`'use strict';
     if (badges.length === 0) badges = [el('span', { className: 'badge dropped', text: 'no verified webhook receives it' })];
     var resend = el('button', { type: 'button', className: 'secondary', 'data-testid': 'resend', text: 'Resend' });
     resend.addEventListener('click', function () { post('/_emulator/events/' + encodeURIComponent(e.id) + '/resend', {}); });
-    var attempts = el('table', {}, [el('tbody', {}, view.attempts.map(function (a, i) { return attemptRow(a, 'answer-' + e.id + '-' + i); }))]);
+    var deliveries = {};
+    var rows = view.attempts.map(function (a, i) {
+      if (a.attempt === 1) deliveries[a.webhookId] = (deliveries[a.webhookId] || 0) + 1;
+      return attemptRow(a, 'answer-' + e.id + '-' + i, deliveries[a.webhookId] || 1);
+    });
+    var attempts = el('table', {}, [el('tbody', {}, rows)]);
     return el('div', { className: 'event', 'data-testid': 'event', 'data-event-id': e.id, 'data-type': e.type }, [
       el('div', { className: 'event-head' }, [
         el('strong', { text: e.type }), el('code', { text: e.id }),
