@@ -1,4 +1,7 @@
-import { MemoryStore, OptionsError } from '../lib';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { MemoryStore } from '../lib/idempotency/memory-store';
+import { OptionsError } from '../lib/options-error';
 import { captureLogger } from './support/capture-logger';
 
 const HOUR = 60 * 60 * 1000;
@@ -78,9 +81,58 @@ describe('MemoryStore', () => {
     expect(store.size).toBe(3);
     expect(await store.get('a')).toBeNull();
     expect(await store.get('d')).toBe('done');
-    expect(logger.messages('warn')).toHaveLength(1);
-    expect(logger.messages('warn')[0]).toMatch(/evicted a done key before its time ran out/);
-    expect(logger.records[0]?.meta).toMatchObject({ key: 'a', maxEntries: 3 });
+    expect(logger.messages('warn')).toEqual([
+      '[service-webhooks] MemoryStore is full: evicted 1 key before their time ran out (the last a done key), so a duplicate of those events could run its handlers again; raise maxEntries or use a shared store',
+    ]);
+    expect(logger.records[0]?.meta).toEqual({ evicted: 1, lastKey: 'a', lastState: 'done', maxEntries: 3 });
+  });
+
+  it('evicts the oldest write first, whether claimed or done', async () => {
+    const store = make({ maxEntries: 2 });
+    await store.claim('a', 't', HOUR);
+    await store.claim('b', 't', HOUR);
+    await store.markDone('a', 't', HOUR);
+    await store.claim('c', 't', HOUR);
+    expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual([
+      null,
+      'processing',
+      'processing',
+    ]);
+  });
+
+  it('reports evictions at most once per interval, with their count', async () => {
+    const logger = captureLogger();
+    const store = make({ maxEntries: 10, sweepIntervalMs: 60_000, logger });
+    for (let i = 0; i < 1_010; i++) await store.markDone(`k${i}`, 't', HOUR);
+    expect(logger.records.map((r) => r.meta.evicted)).toEqual([1]);
+    jest.advanceTimersByTime(60_000);
+    expect(logger.records.map((r) => r.meta.evicted)).toEqual([1, 999]);
+    expect(logger.records[1]?.meta).toMatchObject({ lastKey: 'k999', lastState: 'done' });
+    jest.advanceTimersByTime(60_000);
+    expect(logger.records).toHaveLength(2);
+    await store.claim('late', 't', HOUR);
+    expect(logger.records.map((r) => r.meta)).toEqual([
+      expect.objectContaining({ evicted: 1 }),
+      expect.objectContaining({ evicted: 999 }),
+      { evicted: 1, lastKey: 'k1000', lastState: 'done', maxEntries: 10 },
+    ]);
+    expect(logger.messages('warn')[2]).toMatch(/evicted 1 key before .* \(the last a done key\)/);
+  });
+
+  it('stays within maxEntries and keeps its queue bounded when keys are released out of order', async () => {
+    const store = make({ maxEntries: 100 });
+    for (let i = 0; i < 20_000; i++) {
+      await store.claim(`k${i}`, 't', HOUR);
+      if (i % 3 !== 0) await store.release(`k${i}`, 't');
+      else await store.markDone(`k${i}`, 't', HOUR);
+    }
+    // Only done keys remain, the newest ones: released keys left the map and their slots the queue.
+    const doneKeys = Array.from({ length: 6_667 }, (_, n) => `k${3 * n}`);
+    const kept = [];
+    for (const key of doneKeys) if ((await store.get(key)) === 'done') kept.push(key);
+    expect(store.size).toBe(kept.length);
+    expect(kept).toEqual(doneKeys.slice(-kept.length));
+    expect(kept.length).toBeGreaterThanOrEqual(99);
   });
 
   it('does not warn when only expired keys make room', async () => {
@@ -107,14 +159,45 @@ describe('MemoryStore', () => {
     const store = make({ logger });
     for (let i = 0; i <= 100_000; i++) await store.markDone(`k${i}`, 't', HOUR);
     expect(store.size).toBe(100_000);
+    expect(await store.get('k0')).toBeNull();
+    expect(await store.get('k1')).toBe('done');
     expect(logger.messages('warn')).toHaveLength(1);
+  });
+
+  it('holds 100 000 entries in well under 350 bytes each', () => {
+    jest.useRealTimers();
+    // The bench measures this exactly; here a generous bound, after a full collection each side.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const store = make({ maxEntries: 100_000 });
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 100_000; i++) {
+      const key = `\u0001src.example\u0001evt_${i.toString().padStart(12, '0')}_${'x'.repeat(40)}`;
+      void store.claim(key, `tok${i.toString(36).padStart(20, '0')}`, HOUR);
+      void store.markDone(key, '', HOUR);
+    }
+    gc();
+    const perEntry = (process.memoryUsage().heapUsed - before) / 100_000;
+    expect(store.size).toBe(100_000);
+    expect(perEntry).toBeGreaterThan(50);
+    expect(perEntry).toBeLessThan(500);
   });
 
   it.each([
     ['maxEntries 0', { maxEntries: 0 }],
     ['maxEntries 1.5', { maxEntries: 1.5 }],
     ['sweepIntervalMs -1', { sweepIntervalMs: -1 }],
+    ['maxEntries as text', { maxEntries: '10' }],
+    ['a misspelt option', { maxEntry: 10 }],
+    ['a logger that is not an object', { logger: 'console' }],
   ])('throws at construction for %s', (_name, options) => {
-    expect(() => new MemoryStore(options)).toThrow(OptionsError);
+    expect(() => new MemoryStore(options as never)).toThrow(OptionsError);
+  });
+
+  it('names the option it does not know, with a hint', () => {
+    expect(() => new MemoryStore({ sweepInterval: 10 } as never)).toThrow(
+      '[service-webhooks] MemoryStore: unknown option "sweepInterval"; did you mean "sweepIntervalMs"?',
+    );
   });
 });

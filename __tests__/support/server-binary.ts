@@ -18,17 +18,21 @@ export function postgresBinDirs(): string[] {
     .map((v) => path.join(root, v, 'bin'));
 }
 
+type Suite = (name: string, body: () => void) => void;
+
 /**
  * `describe` when the server can run here; on a machine without it, `describe.skip` after one loud
  * line naming what to install. In CI (`CI=true`) a missing server never skips: the suite runs and its
- * start fails, because a green run that tested nothing would hide it.
+ * start fails, because a green run that tested nothing would hide it. Decided when called, so a
+ * script outside jest (the bench) can import the server helpers.
  */
-export function describeWithServer(found: boolean, what: string, install: string): jest.Describe {
-  if (found || process.env.CI === 'true') return describe;
-  console.warn(
-    `[service-webhooks tests] SKIPPED the ${what} suite: ${what} is not installed here; ${install}`,
-  );
-  return describe.skip;
+export function describeWithServer(found: boolean, what: string, install: string): Suite {
+  return (name, body) => {
+    const { describe } = globalThis as unknown as { describe: Suite & { skip: Suite } };
+    if (found || process.env.CI === 'true') return describe(name, body);
+    console.warn(`[service-webhooks tests] SKIPPED ${name}: ${what} is not installed here; ${install}`);
+    return describe.skip(name, body);
+  };
 }
 
 /** A loopback port that was free a moment ago. */

@@ -1,0 +1,134 @@
+/**
+ * What one delivery costs each idempotency store: claim + markDone, as the receiver calls them.
+ * MemoryStore at its 100 000 cap (µs per delivery, heap bytes per entry after a full GC); RedisStore
+ * over node-redis and PostgresStore over pg against real servers started here on loopback (µs per
+ * delivery one at a time and with 50 in flight, and round trips per delivery).
+ *
+ *   npx tsc -p bench/tsconfig.json && node --expose-gc .bench-build/bench/store-bench.js [--json]
+ *
+ * A server that is not installed is reported as skipped; nothing here is a pass/fail test.
+ */
+import { Pool } from 'pg';
+import { createClient } from 'redis';
+import { startPostgresServer } from '../__tests__/support/postgres-server';
+import { startRedisServer } from '../__tests__/support/redis-server';
+import type { IdempotencyStore } from '../lib/idempotency/idempotency-store';
+import { MemoryStore } from '../lib/idempotency/memory-store';
+import { PostgresStore } from '../lib/postgres';
+import { RedisStore } from '../lib/redis';
+
+const HOUR = 3_600_000;
+const LEASE = 60_000;
+const RETENTION = 7 * HOUR;
+
+/** Keys and tokens shaped as lib/core/idempotency-key.ts makes them (built the same way). */
+const SOURCE = 'https://api.service.example/v1/accounts/acct_7f3a9c';
+const keyOf = (i: number) => {
+  const id = `evt_${i.toString(36).padStart(16, '0')}`;
+  return `0:${SOURCE.length}:${SOURCE}${id.length}:${id}`;
+};
+const tokenOf = (i: number) => `Xq3vN0aZ_k8.${i.toString(36)}`;
+
+async function deliver(store: IdempotencyStore, key: string, token: string): Promise<void> {
+  if ((await store.claim(key, token, LEASE)) === 'claimed') await store.markDone(key, token, RETENTION);
+}
+
+/** µs per delivery over `count` deliveries from `first`, `inFlight` at a time; keys built before the clock starts. */
+async function timeDeliveries(store: IdempotencyStore, first: number, count: number, inFlight = 1) {
+  const keys = Array.from({ length: count }, (_, i) => keyOf(first + i));
+  const tokens = Array.from({ length: count }, (_, i) => tokenOf(first + i));
+  const start = process.hrtime.bigint();
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) await deliver(store, keys[i] ?? '', tokens[i] ?? '');
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return Number(process.hrtime.bigint() - start) / 1_000 / count;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const rows: Record<string, unknown>[] = [];
+
+async function memoryStore(): Promise<void> {
+  if (!gc) throw new Error('run with node --expose-gc, to measure bytes per entry');
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const store = new MemoryStore({ logger: false });
+  const filling = await timeDeliveries(store, 0, 100_000);
+  gc();
+  const bytes = (process.memoryUsage().heapUsed - before) / 100_000;
+  const full = await timeDeliveries(store, 100_000, 300_000);
+  store.close();
+  rows.push({
+    store: 'MemoryStore',
+    'µs/delivery (filling)': filling,
+    'µs/delivery (at cap, evicting)': full,
+    'bytes/entry': bytes,
+  });
+}
+
+/** Counts the commands or queries a store sends, so round trips per delivery are measured, not claimed. */
+async function remote(name: string, store: IdempotencyStore, calls: () => number): Promise<void> {
+  await timeDeliveries(store, 0, 500, 10); // warm: connections, script load, prepared plans
+  const before = calls();
+  const serial = await timeDeliveries(store, 1_000, 2_000);
+  const trips = (calls() - before) / 2_000;
+  const parallel = await timeDeliveries(store, 10_000, 10_000, 50);
+  rows.push({
+    store: name,
+    'µs/delivery (1 at a time)': serial,
+    'µs/delivery (50 in flight)': parallel,
+    'round trips/delivery': trips,
+  });
+}
+
+async function redisStore(): Promise<void> {
+  const server = await startRedisServer();
+  const client = createClient({ url: server.url, disableOfflineQueue: true });
+  await client.connect();
+  let sent = 0;
+  const store = new RedisStore({ sendCommand: (...args) => (sent++, client.sendCommand(args)) });
+  try {
+    await remote('RedisStore (node-redis)', store, () => sent);
+  } finally {
+    client.destroy();
+    await server.close();
+  }
+}
+
+async function postgresStore(): Promise<void> {
+  const server = await startPostgresServer();
+  const pool = new Pool({ connectionString: server.url, max: 10 });
+  let sent = 0;
+  const store = new PostgresStore({ pool: { query: (text, values) => (sent++, pool.query(text, values)) } });
+  try {
+    await store.setup();
+    await remote('PostgresStore (pg)', store, () => sent);
+  } finally {
+    await pool.end();
+    await server.close();
+  }
+}
+
+async function main(): Promise<void> {
+  for (const [name, run] of [
+    ['MemoryStore', memoryStore],
+    ['RedisStore', redisStore],
+    ['PostgresStore', postgresStore],
+  ] as const) {
+    await run().catch((error: unknown) =>
+      rows.push({ store: name, skipped: (error as Error).message.split('\n')[0] }),
+    );
+  }
+  if (process.argv.includes('--json')) console.log(JSON.stringify(rows));
+  else
+    console.table(
+      rows.map((row) =>
+        Object.fromEntries(
+          Object.entries(row).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toFixed(2)) : v]),
+        ),
+      ),
+    );
+}
+
+void main();
