@@ -4,8 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createDemoReceiver } from '../demo-app/demo-receiver';
 import { formatTable, runDemo } from '../demo-app/run-demo';
-import { buildEvent, sendEvent, sendHandshake } from '../lib/testing';
-import { listen } from './support/listen';
+import { buildEvent, sendEvent } from '../lib/testing';
 
 const ROOT = path.join(__dirname, '..');
 
@@ -56,61 +55,60 @@ describe('the demo app', () => {
     );
   }, 120_000);
 
-  it('runDemo reports every type in both layouts, and the dashboard serves its state', async () => {
+  it('runDemo reports every type in both layouts, and the emulator web console is its dashboard', async () => {
     const run = await runDemo();
     try {
       expect(run.problems).toEqual([]);
       expect(run.ok).toBe(true);
       expect(new Set(run.rows.map((r) => `${r.type}/${r.layout}`)).size).toBe(54);
-      const state = (await (await fetch(`${run.dashboardUrl}state`)).json()) as {
-        webhook: { verified: boolean };
-        deliveries: unknown[];
-      };
-      expect(state.webhook.verified).toBe(true);
-      expect(state.deliveries).toHaveLength(56);
       expect(formatTable(run.rows).split('\n')).toHaveLength(57);
+      const page = await fetch(run.consoleUrl);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toContain('/_console/console.js');
+      const state = (await (await fetch(`${run.consoleUrl}_emulator/state`)).json()) as {
+        webhooks: { verified: boolean }[];
+        events: { deliveries: unknown[]; attempts: { status: number | null }[] }[];
+      };
+      expect(state.webhooks.map((w) => w.verified)).toEqual([true]);
+      expect(state.events).toHaveLength(54);
+      expect(state.events.flatMap((e) => e.deliveries)).toHaveLength(55);
+      expect(
+        state.events
+          .flatMap((e) => e.attempts)
+          .map((a) => a.status)
+          .sort(),
+      ).toEqual([...Array<number>(55).fill(200), 500]);
     } finally {
       await run.close();
     }
   }, 60_000);
 
-  it('the dashboard page follows the receiver live over server-sent events', async () => {
-    const demo = createDemoReceiver();
-    const server = await listen(demo.app);
+  it('the web console follows the demo live over server-sent events', async () => {
+    const run = await runDemo();
     try {
-      const page = await fetch(`${server.url}/`);
-      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(await page.text()).toContain("new EventSource('events')");
-
-      demo.setWebhook({ id: 'wh_1', verified: false });
-      const stream = readEvents(`${server.url}/events`, (events) =>
-        events.some((e) => e.name === 'delivery'),
+      const stream = readEvents(`${run.consoleUrl}_emulator/stream`, (events) =>
+        events.some((e) => e.name === 'attempt'),
       );
-      await sendHandshake(demo.app, { path: '/webhooks', challenge: 'chl_dash' }).expect(200, {
-        challenge: 'chl_dash',
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const res = await fetch(`${run.consoleUrl}_emulator/events`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 'ag.hid_org.created', layout: 'B' }),
       });
-      demo.useToken('tok_dash');
-      demo.setWebhook({ id: 'wh_1', verified: true });
-      const event = buildEvent('ag.hid_org.created', {}, { layout: 'B' });
-      await sendEvent(demo.app, event, { token: 'tok_dash', path: '/webhooks' }).expect(200);
+      const { event } = (await res.json()) as { event: { id: string } };
       const events = await stream;
-      expect(events[0]).toEqual({ name: 'webhook', data: { id: 'wh_1', verified: false } });
-      expect(events).toContainEqual({ name: 'webhook', data: { id: 'wh_1', verified: true } });
+      expect(events[0]?.name).toBe('hello');
+      expect(events).toContainEqual(expect.objectContaining({ name: 'event' }));
       expect(events.at(-1)).toMatchObject({
-        name: 'delivery',
+        name: 'attempt',
         data: {
-          type: 'ag.hid_org.created',
-          layout: 'B',
-          eventId: event.id,
-          attempt: 1,
-          status: 200,
-          outcome: 'processed',
+          attempt: { eventId: event.id, type: 'ag.hid_org.created', status: 200, outcome: 'acknowledged' },
         },
       });
     } finally {
-      await server.close();
+      await run.close();
     }
-  });
+  }, 60_000);
 
   it('answers 503 to deliveries before it knows its token, so nothing is acknowledged unprocessed', async () => {
     const demo = createDemoReceiver();

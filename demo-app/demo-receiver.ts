@@ -9,9 +9,8 @@ import {
   type Logger,
   type WebhookReceiver,
 } from '../lib';
-import { DASHBOARD_HTML } from './dashboard-page';
 
-/** One line of the dashboard: one delivery as the receiver saw it. */
+/** One delivery as the receiver saw it; the emulator's web console shows the sender's side. */
 export interface DeliveryLogEntry {
   seq: number;
   at: string;
@@ -28,7 +27,6 @@ export interface DemoReceiver {
   app: Express;
   /** Builds the receiver once the webhook's token is known (it exists only after registration). */
   useToken(token: string): void;
-  setWebhook(webhook: { id: string; verified: boolean }): void;
   /** Times each event's handlers succeeded, by event id. */
   readonly handled: ReadonlyMap<string, number>;
   readonly log: readonly DeliveryLogEntry[];
@@ -49,11 +47,8 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
   const failedOnce = new Set<string>();
   const log: DeliveryLogEntry[] = [];
   const seen = new Map<string, number>();
-  const listeners = new Set<(name: string, data: unknown) => void>();
-  let webhook = { id: '', verified: false };
   let receiver: WebhookReceiver | undefined;
 
-  const publish = (name: string, data: unknown) => listeners.forEach((send) => send(name, data));
   const succeeded = (event: AnyWebhookEvent, line: string) => {
     handled.set(event.id, (handled.get(event.id) ?? 0) + 1);
     if (logger && logger.info)
@@ -99,7 +94,7 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
         : delivery.outcome === 'rejected'
           ? 'rejected'
           : 'failed';
-    const entry = {
+    log.push({
       seq: log.length + 1,
       at: new Date().toISOString(),
       type: delivery.type ?? '',
@@ -108,27 +103,10 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
       attempt,
       status: delivery.status,
       outcome,
-    };
-    log.push(entry);
-    publish('delivery', entry);
+    });
   };
 
   const app = express();
-  app.get('/', (_req, res) => void res.type('html').send(DASHBOARD_HTML));
-  app.get('/events', (req, res) => {
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream',
-      'Cache-Control': 'no-store',
-      Connection: 'keep-alive',
-    });
-    const send = (name: string, data: unknown) =>
-      res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-    send('webhook', webhook);
-    log.forEach((entry) => send('delivery', entry));
-    listeners.add(send);
-    req.on('close', () => listeners.delete(send));
-  });
-  app.get('/state', (_req, res) => void res.json({ webhook, deliveries: log }));
   app.use('/webhooks', challengeHandshake(), (req, res, next) => {
     if (receiver === undefined) {
       res.status(503).set('Retry-After', '1').type('application/problem+json');
@@ -156,10 +134,6 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
         timeoutMs: 5000,
         onDelivery: record,
       });
-    },
-    setWebhook(next) {
-      webhook = { ...next };
-      publish('webhook', webhook);
     },
     drain: async () => {
       await receiver?.drain();

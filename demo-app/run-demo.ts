@@ -22,26 +22,32 @@ export interface DemoRun {
   ok: boolean;
   rows: ScenarioRow[];
   problems: string[];
-  dashboardUrl: string;
+  /** The emulator's web console: webhooks, events, every attempt with its answer, trigger and resend. */
+  consoleUrl: string;
   close(): Promise<void>;
 }
 
 const FLAKY = { type: 'ag.card_template.published', layout: 'A' } as const;
 const DUPLICATED = { type: 'ag.access_pass.issued', layout: 'A' } as const;
 
-/** Starts the emulator and the demo receiver, registers it, plays the scenario and checks the outcome. */
+/**
+ * Starts the emulator (its web console is the demo's dashboard, on `port`) and the demo receiver,
+ * registers it, plays the scenario and checks the outcome.
+ */
 export async function runDemo(
   options: { port?: number; print?: (line: string) => void; logger?: Logger | false } = {},
 ): Promise<DemoRun> {
   const print = options.print ?? (() => undefined);
   const emulator = await createEmulator({
+    port: options.port ?? 0,
     retryWindowMs: 60_000,
     initialBackoffMs: 200,
     maxBackoffMs: 2_000,
+    logger: options.logger ?? false,
   });
   const demo = createDemoReceiver(options.logger ?? false);
   const server = http.createServer(demo.app);
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const close = async () => {
     await emulator.close();
@@ -59,9 +65,7 @@ export async function runDemo(
       subscribedEvents: [...EVENT_TYPES],
     });
     demo.useToken(created.privateKey);
-    demo.setWebhook({ id: created.id, verified: false });
     const verified = await client.waitUntilVerified(created.id, { timeoutMs: 10_000, intervalMs: 50 });
-    demo.setWebhook({ id: verified.id, verified: verified.verified });
     print(
       `registered webhook ${created.id} through the console API; handshake answered, verified: ${verified.verified}`,
     );
@@ -121,7 +125,7 @@ export async function runDemo(
     if (duplicateRow?.receiver !== 'duplicate')
       problems.push(`the duplicate delivery was answered "${duplicateRow?.receiver}", not duplicate`);
 
-    return { ok: problems.length === 0, rows, problems, dashboardUrl: `${base}/`, close };
+    return { ok: problems.length === 0, rows, problems, consoleUrl: `${emulator.url}/`, close };
   } catch (error) {
     await close();
     throw error;
@@ -182,7 +186,9 @@ async function main(): Promise<void> {
     process.exitCode = run.ok ? 0 : 1;
     return;
   }
-  console.log(`\nDashboard: ${run.dashboardUrl}  (Ctrl-C to stop)`);
+  console.log(
+    `\nWeb console: ${run.consoleUrl}  (every attempt with its answer; trigger and resend there; Ctrl-C to stop)`,
+  );
   process.once('SIGINT', () => {
     void run.close().then(() => process.exit(run.ok ? 0 : 1));
   });
