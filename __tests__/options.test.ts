@@ -107,9 +107,8 @@ describe('an unknown option name is refused with a "did you mean" hint', () => {
     ['sendHandshake', { challange: 'c' }, 'challenge'],
   ];
 
-  // BUG (lib/idempotency/memory-store.ts, reported): MemoryStore does not call checkOptionKeys, so
-  // `new MemoryStore({ maxEntry: 10 })` silently keeps the 100 000 default.
-  const broken = new Set(['MemoryStore']);
+  // Factories that do not check option names yet (kept as failing tests until they do).
+  const broken = new Set<string>([]);
 
   it.each(misspelled.filter(([name]) => !broken.has(name)))(
     '%s %j → did you mean "%s"?',
