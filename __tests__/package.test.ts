@@ -42,7 +42,7 @@ describe('the packed tarball', () => {
       true,
     );
     expect(files).toContain('package/dist/index.d.ts');
-    for (const entry of ['', 'testing/', 'emulator/', 'console/', 'metrics/'])
+    for (const entry of ['', 'testing/', 'emulator/', 'console/', 'metrics/', 'redis/', 'postgres/'])
       expect(files).toContain(`package/dist/${entry}index.d.ts`);
   });
 
@@ -98,6 +98,40 @@ describe('the packed tarball', () => {
         'service_webhooks_deliveries_total{type="ag.access_pass.issued",outcome="processed"} 1',
       );
       expect(text).toContain('service_webhooks_in_flight 0');
+    }
+  }, 180_000);
+
+  it('loads service-webhooks/redis and /postgres by require and by import, with no Redis or PostgreSQL client', () => {
+    const dir = app('stores-app', { type: 'commonjs' }, []);
+    const use = `const sent = [];
+      const redis = new RedisStore({ sendCommand: async (...a) => (sent.push(a[0]), a[0] === 'EVALSHA' ? 0 : 'sha') });
+      const postgres = new PostgresStore({ pool: { query: async () => ({ rows: [{ result: 2 }] }) } });
+      Promise.all([redis.claim('k', 't', 1000), postgres.claim('k', 't', 1000)]).then((claims) =>
+        console.log(JSON.stringify({ claims, sent, sql: postgresSetupSql().startsWith('CREATE TABLE'), contract: typeof runStoreContract })));`;
+    const required = run(
+      'node',
+      [
+        '-e',
+        `const { RedisStore } = require('service-webhooks/redis'); const { PostgresStore, postgresSetupSql } = require('service-webhooks/postgres'); const { runStoreContract } = require('service-webhooks/testing'); ${use}`,
+      ],
+      dir,
+    );
+    const imported = run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `import { RedisStore } from 'service-webhooks/redis'; import { PostgresStore, postgresSetupSql } from 'service-webhooks/postgres'; import { runStoreContract } from 'service-webhooks/testing'; ${use}`,
+      ],
+      dir,
+    );
+    for (const text of [required, imported]) {
+      expect(JSON.parse(text)).toEqual({
+        claims: ['claimed', 'done'],
+        sent: ['SCRIPT', 'SCRIPT', 'EVALSHA'],
+        sql: true,
+        contract: 'function',
+      });
     }
   }, 180_000);
 
