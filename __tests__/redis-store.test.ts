@@ -1,9 +1,11 @@
+import express from 'express';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import type { IdempotencyStore } from '../lib/idempotency/idempotency-store';
 import { OptionsError } from '../lib/options-error';
+import { createEventRouter, webhookReceiver } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
-import { runStoreContract } from 'service-webhooks/testing';
+import { deliverEvent, runStoreContract } from 'service-webhooks/testing';
 import { freePort } from './support/server-binary';
 import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
 
@@ -144,6 +146,55 @@ describeWithRedis('RedisStore on a real redis-server', () => {
       await expect(store.get('foreign')).rejects.toThrow(/unexpected answer/);
     });
   });
+});
+
+describeWithRedis('a receiver on RedisStore while Redis goes away and comes back', () => {
+  it.each([
+    ['node-redis', nodeRedis],
+    ['ioredis', ioredis],
+  ])(
+    '%s: 503 at once while Redis is down, no handler run; processed once it is back',
+    async (_name, make) => {
+      const redis = await startRedisServer();
+      const { store, close } = await make(redis.port, true);
+      try {
+        const handled: string[] = [];
+        const router = createEventRouter().on(
+          'ag.hid_org.created',
+          async (event) => void handled.push(event.id),
+        );
+        const app = express();
+        app.use(
+          '/hooks',
+          webhookReceiver({ bearerTokens: ['tok'], router, idempotency: store, logger: false }),
+        );
+        const send = (id: string) =>
+          deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok', path: '/hooks', id });
+
+        expect((await send('before')).status).toBe(200);
+        await redis.stop();
+        const started = Date.now();
+        const during = await send('during');
+        expect([during.status, during.headers['retry-after'], during.body.status]).toEqual([503, '30', 503]);
+        expect(Date.now() - started).toBeLessThan(2_000);
+        expect(handled).toEqual(['before']);
+
+        await redis.start();
+        let after = await send('during');
+        for (let i = 0; i < 100 && after.status !== 200; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          after = await send('during');
+        }
+        expect([after.status, after.body.status]).toEqual([200, 'processed']);
+        expect((await send('during')).body.status).toBe('duplicate');
+        expect(handled).toEqual(['before', 'during']);
+      } finally {
+        await close();
+        await redis.close();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('RedisStore options', () => {
