@@ -1,5 +1,6 @@
 // The receiver a customer could copy. In your app, import from 'service-webhooks' instead of '../lib'.
 import express, { type Express } from 'express';
+import { Registry } from 'prom-client';
 import {
   challengeHandshake,
   createEventRouter,
@@ -9,6 +10,7 @@ import {
   type Logger,
   type WebhookReceiver,
 } from '../lib';
+import { prometheusMetrics } from '../lib/metrics';
 
 /** One delivery as the receiver saw it; the emulator's web console shows the sender's side. */
 export interface DeliveryLogEntry {
@@ -106,7 +108,17 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
     });
   };
 
+  // Prometheus metrics of every delivery, scraped at GET /metrics (keep that path internal in production).
+  const registry = new Registry();
+  const metrics = prometheusMetrics({ registry });
+  const onDelivery = Object.assign((delivery: DeliveryRecord) => (metrics(delivery), record(delivery)), {
+    onRequestStart: metrics.onRequestStart,
+  });
+
   const app = express();
+  app.get('/metrics', async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
   app.use('/webhooks', challengeHandshake(), (req, res, next) => {
     if (receiver === undefined) {
       res.status(503).set('Retry-After', '1').type('application/problem+json');
@@ -132,7 +144,7 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
         router,
         logger: logger || false,
         timeoutMs: 5000,
-        onDelivery: record,
+        onDelivery,
       });
     },
     drain: async () => {

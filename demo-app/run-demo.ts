@@ -57,7 +57,9 @@ export async function runDemo(
   };
 
   try {
-    print(`emulator console API at ${emulator.url}; demo receiver at ${base}/webhooks`);
+    print(
+      `emulator console API at ${emulator.url}; demo receiver at ${base}/webhooks, its metrics at ${base}/metrics`,
+    );
     const client = new ConsoleClient({ baseUrl: emulator.url, ...emulator.account });
     const created = await client.createWebhook({
       name: 'demo receiver',
