@@ -8,6 +8,7 @@ import ts from 'typescript';
 import * as library from '../lib';
 import * as metrics from '../lib/metrics';
 import { deliverEvent } from '../lib/testing';
+import { typeErrorsOfBlock } from './support/type-check-block';
 
 const ROOT = path.join(__dirname, '..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -17,34 +18,6 @@ const SECTION = (() => {
   return README.slice(start, end === -1 ? undefined : end);
 })();
 const BLOCKS = [...SECTION.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
-
-/** Type-checks a README block as a user's strict project would, the package mapped to lib/. */
-function typeErrors(source: string): string[] {
-  const file = path.join(ROOT, '.tmp', 'observability-readme-block.ts');
-  const host = ts.createCompilerHost({});
-  const readFile = host.readFile.bind(host);
-  host.readFile = (name) => (path.resolve(name) === file ? source : readFile(name));
-  const fileExists = host.fileExists.bind(host);
-  host.fileExists = (name) => path.resolve(name) === file || fileExists(name);
-  const program = ts.createProgram(
-    [file],
-    {
-      strict: true,
-      noUncheckedIndexedAccess: true,
-      module: ts.ModuleKind.Node16,
-      moduleResolution: ts.ModuleResolutionKind.Node16,
-      target: ts.ScriptTarget.ES2022,
-      esModuleInterop: true,
-      skipLibCheck: true,
-      noEmit: true,
-      types: ['node'],
-      baseUrl: ROOT,
-      paths: { 'service-webhooks': ['lib/index.ts'], 'service-webhooks/*': ['lib/*/index.ts'] },
-    },
-    host,
-  );
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-}
 
 describe('the README Observability section', () => {
   it('has the record, OpenTelemetry and Prometheus examples', () => {
@@ -57,7 +30,7 @@ describe('the README Observability section', () => {
   it.each(BLOCKS.map((block, i) => [i + 1, block]))(
     'block %i type-checks under strict settings',
     (_i, block) => {
-      expect(typeErrors(block as string)).toEqual([]);
+      expect(typeErrorsOfBlock(block as string)).toEqual([]);
     },
   );
 
