@@ -1,0 +1,85 @@
+// One receiver instance for the multi-instance proof, run as its own node process by run-proof.ts.
+// Plain JavaScript over the package compiled to SW_LIB, so it runs without a TypeScript loader.
+'use strict';
+const { appendFileSync, existsSync } = require('node:fs');
+const path = require('node:path');
+const express = require('express');
+
+const env = (name) => {
+  const value = process.env[name];
+  if (value === undefined) throw new Error(`receiver.js needs ${name}`);
+  return value;
+};
+const lib = env('SW_LIB');
+const { webhookReceiver, createEventRouter } = require(lib);
+const instance = env('INSTANCE');
+const ledger = path.join(env('LEDGER_DIR'), `${instance}-${process.pid}.log`);
+const timeoutMs = Number(env('TIMEOUT_MS'));
+const leaseMs = Number(env('LEASE_MS'));
+const failRate = Number(env('FAIL_RATE'));
+const slowRate = Number(env('SLOW_RATE'));
+
+/** mulberry32: faults are random but replayable from SEED. */
+let seed = Number(env('SEED')) >>> 0;
+function random() {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function openStore() {
+  if (env('STORE') === 'redis') {
+    const { RedisStore } = require(path.join(lib, 'redis'));
+    const { createClient } = require('redis');
+    const client = createClient({ url: env('STORE_URL'), disableOfflineQueue: true });
+    client.on('error', () => undefined);
+    await client.connect();
+    return new RedisStore({ sendCommand: (...args) => client.sendCommand(args) });
+  }
+  const { PostgresStore } = require(path.join(lib, 'postgres'));
+  const { Pool } = require('pg');
+  const pool = new Pool({ connectionString: env('STORE_URL'), max: 8 });
+  pool.on('error', () => undefined);
+  const store = new PostgresStore({ pool });
+  await store.setup();
+  return store;
+}
+
+async function handle(event) {
+  if (event.id.startsWith('kill-') && !existsSync(path.join(env('LEDGER_DIR'), `killed-${event.id}`))) {
+    // Let any handler still finishing here settle first, so the kill cuts this handler alone.
+    await sleep(1_500);
+    process.stdout.write(`HANG ${event.id}\n`);
+    await new Promise(() => undefined);
+  }
+  const roll = random();
+  if (roll < failRate) throw new Error('a failure the proof injected');
+  if (roll < failRate + slowRate) await sleep(timeoutMs * 2 + random() * timeoutMs);
+  // The success, recorded outside the receiver before the handler returns: the external ledger.
+  appendFileSync(ledger, `${event.id} ${instance}\n`);
+}
+
+async function main() {
+  const idempotency = await openStore();
+  const router = createEventRouter().on('ag.hid_org.created', handle);
+  const app = express();
+  app.use(
+    '/hooks',
+    webhookReceiver({ bearerTokens: ['tok_proof'], router, idempotency, timeoutMs, leaseMs, logger: false }),
+  );
+  const server = app.listen(Number(env('PORT')), '127.0.0.1', () =>
+    process.stdout.write(`READY ${instance}\n`),
+  );
+  server.on('error', (error) => {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  });
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack}\n`);
+  process.exit(1);
+});

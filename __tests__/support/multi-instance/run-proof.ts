@@ -1,0 +1,262 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildEvent, DELIVERY_HEADERS } from '../../../lib/testing';
+import { freePort } from '../server-binary';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+export interface ProofOptions {
+  store: 'redis' | 'postgres';
+  storeUrl: string;
+  events?: number;
+  seed?: number;
+}
+
+export interface ProofFigures {
+  store: string;
+  seed: number;
+  events: number;
+  attempts: number;
+  acks: number;
+  duplicateAcks: number;
+  concurrentDuplicatesSent: number;
+  conflicts409: number;
+  failures500: number;
+  unavailable503: number;
+  connectionErrors: number;
+  kills: number;
+  seconds: number;
+  /** Events whose handlers succeeded other than exactly once, with the count. */
+  notExactlyOnce: [string, number][];
+  /** Events acknowledged (200/201) while the ledger held no success for them. */
+  ackedBeforeSuccess: string[];
+  unacknowledged: string[];
+}
+
+/** Compiles lib/ to plain JavaScript once, without type checking: the children need no loader. */
+export function compileLibrary(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sw-proof-lib-'));
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const flags = ['--outDir', dir, '--noCheck', '--declaration', 'false', '--declarationMap', 'false'];
+  execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), ...flags], {
+    stdio: 'pipe',
+    timeout: 120_000,
+  });
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** mulberry32: the Service's choices are random but replayable from the printed seed. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One receiver process on a fixed port, so a restart comes back where the Service sends. */
+class Instance {
+  child: ChildProcess | undefined;
+  readonly lines: string[] = [];
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, [path.join(__dirname, 'receiver.js')], {
+      env: { ...this.env, INSTANCE: this.name, PORT: String(this.port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => void (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => this.lines.push(...d.toString().split('\n').filter(Boolean)));
+    const deadline = Date.now() + 30_000;
+    while (!this.lines.includes(`READY ${this.name}`)) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`receiver ${this.name} did not start: ${stderr.slice(-2000)}`);
+      }
+      await sleep(20);
+    }
+    this.lines.length = 0;
+  }
+
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/**
+ * Plays the Service against three receiver processes sharing one store: every event delivered until
+ * acknowledged, each attempt to a random instance, some first attempts sent twice at once to two
+ * instances, handlers failing or outrunning timeoutMs at random, and one instance SIGKILLed while
+ * a handler runs and then restarted. Every handler success goes to a ledger file per process.
+ */
+export async function runProof(libDir: string, options: ProofOptions): Promise<ProofFigures> {
+  const { events = 300, seed = Date.now() % 1_000_000 } = options;
+  const random = prng(seed);
+  const ledgerDir = mkdtempSync(path.join(tmpdir(), 'sw-proof-ledger-'));
+  const env = {
+    ...process.env,
+    NODE_PATH: path.join(ROOT, 'node_modules'),
+    SW_LIB: libDir,
+    STORE: options.store,
+    STORE_URL: options.storeUrl,
+    LEDGER_DIR: ledgerDir,
+    TIMEOUT_MS: '300',
+    LEASE_MS: '2000',
+    FAIL_RATE: '0.15',
+    SLOW_RATE: '0.1',
+  };
+  const instances = await Promise.all(
+    ['a', 'b', 'c'].map(
+      async (name, i) => new Instance(name, await freePort(), { ...env, SEED: String(seed + i) }),
+    ),
+  );
+  const figures: ProofFigures = {
+    store: options.store,
+    seed,
+    events,
+    attempts: 0,
+    acks: 0,
+    duplicateAcks: 0,
+    concurrentDuplicatesSent: 0,
+    conflicts409: 0,
+    failures500: 0,
+    unavailable503: 0,
+    connectionErrors: 0,
+    kills: 0,
+    seconds: 0,
+    notExactlyOnce: [],
+    ackedBeforeSuccess: [],
+    unacknowledged: [],
+  };
+  const successes = () => {
+    const counts = new Map<string, number>();
+    for (const file of readdirSync(ledgerDir).filter((f) => f.endsWith('.log'))) {
+      for (const line of readFileSync(path.join(ledgerDir, file), 'utf8').split('\n')) {
+        const id = line.split(' ')[0];
+        if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+    }
+    return counts;
+  };
+  /** The victim takes no new deliveries from the kill event's first attempt until its restart. */
+  let avoid: Instance | undefined;
+  const pick = (exclude?: Instance) => {
+    const choices = instances.filter((i) => i !== avoid && i !== exclude);
+    return choices[Math.floor(random() * choices.length)] ?? instances[0]!;
+  };
+
+  async function attempt(id: string, body: string, to: Instance): Promise<boolean> {
+    figures.attempts++;
+    let status: number;
+    let answer: { status?: string } = {};
+    try {
+      const response = await fetch(`http://127.0.0.1:${to.port}/hooks`, {
+        method: 'POST',
+        headers: { ...DELIVERY_HEADERS, Authorization: 'Bearer tok_proof' },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+      status = response.status;
+      answer = (await response.json().catch(() => ({}))) as { status?: string };
+    } catch {
+      figures.connectionErrors++;
+      return false;
+    }
+    if (status === 200 || status === 201) {
+      // Read the ledger the moment the acknowledgement arrives: the success must already be there.
+      if (!successes().has(id)) figures.ackedBeforeSuccess.push(id);
+      figures.acks++;
+      if (answer.status === 'duplicate') figures.duplicateAcks++;
+      return true;
+    }
+    if (status === 409) figures.conflicts409++;
+    else if (status === 500) figures.failures500++;
+    else if (status === 503) figures.unavailable503++;
+    return false;
+  }
+
+  async function deliverUntilAcked(id: string, deadline: number): Promise<void> {
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id }));
+    let first = true;
+    while (Date.now() < deadline) {
+      let acked: boolean;
+      if (first && id.startsWith('kill-')) {
+        avoid = instances[0];
+        acked = await attempt(id, body, instances[0]!);
+      } else if (first && random() < 0.25) {
+        figures.concurrentDuplicatesSent++;
+        const one = pick();
+        const results = await Promise.all([attempt(id, body, one), attempt(id, body, pick(one))]);
+        acked = results.some(Boolean);
+      } else {
+        acked = await attempt(id, body, pick());
+      }
+      first = false;
+      if (acked) return;
+      await sleep(20 + random() * 150);
+    }
+    figures.unacknowledged.push(id);
+  }
+
+  /** Waits for the victim's handler of the kill event to hang, kills the process, restarts it. */
+  async function killMidHandler(victim: Instance, id: string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (!victim.lines.includes(`HANG ${id}`) && Date.now() < deadline) await sleep(10);
+    if (!victim.lines.includes(`HANG ${id}`))
+      throw new Error(`the kill event's handler never ran on ${victim.name}`);
+    await victim.kill();
+    figures.kills++;
+    writeFileSync(path.join(ledgerDir, `killed-${id}`), '');
+    await sleep(300);
+    await victim.start();
+    avoid = undefined;
+  }
+
+  const started = Date.now();
+  try {
+    await Promise.all(instances.map((i) => i.start()));
+    const ids = Array.from({ length: events }, (_, n) =>
+      n === Math.floor(events / 3) ? `kill-${n}` : `evt-${n}`,
+    );
+    const deadline = Date.now() + 150_000;
+    let next = 0;
+    const service = async () => {
+      for (let n = next++; n < ids.length; n = next++) {
+        const id = ids[n]!;
+        if (id.startsWith('kill-')) {
+          await Promise.all([deliverUntilAcked(id, deadline), killMidHandler(instances[0]!, id)]);
+        } else {
+          await deliverUntilAcked(id, deadline);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, service));
+    // Handlers that outran timeoutMs go on after their 503; give the last ones time to write.
+    await sleep(1_500);
+    const counts = successes();
+    figures.notExactlyOnce = ids
+      .map((id) => [id, counts.get(id) ?? 0] as [string, number])
+      .filter(([, n]) => n !== 1);
+  } finally {
+    figures.seconds = Math.round((Date.now() - started) / 100) / 10;
+    await Promise.all(instances.map((i) => i.kill()));
+    rmSync(ledgerDir, { recursive: true, force: true });
+  }
+  return figures;
+}
