@@ -1,0 +1,55 @@
+import express from 'express';
+import { createEventRouter, webhookReceiver } from 'service-webhooks';
+import { deliverEvent, sendHandshake } from 'service-webhooks/testing';
+
+// `app.use('/webhooks', receiver)` answers the mounted path itself; every other sub-path falls through
+// to the app's next route (issue 11: it used to answer `POST /webhooks/anything` with 200 processed).
+const TOKEN = 'tok_mount';
+
+function mountedApp(mount: string | null) {
+  const handled: string[] = [];
+  const router = createEventRouter().on('ag.hid_org.created', (event) => void handled.push(event.id));
+  const receiver = webhookReceiver({ bearerTokens: [TOKEN], router, logger: false });
+  const app = express();
+  if (mount === null) app.use(receiver);
+  else app.use(mount, receiver);
+  // What the app itself serves next to the receiver.
+  app.use((req, res) => void res.status(404).json({ fellThrough: req.originalUrl }));
+  return { app, handled };
+}
+
+const deliver = (app: express.Express, path: string) =>
+  deliverEvent(app, 'ag.hid_org.created', {}, { token: TOKEN, path });
+
+describe.each([
+  ['/webhooks', ['/webhooks', '/webhooks/', '/webhooks?attempt=2'], ['/webhooks/anything', '/webhooks/a/b']],
+  ['/a/b', ['/a/b', '/a/b/'], ['/a/b/c', '/a/b/webhooks']],
+  [null, ['/', '/?x=1'], ['/anything', '/webhooks']],
+] as const)('mounted at %s', (mount, answered, passedOn) => {
+  it.each(answered)('answers %s', async (path) => {
+    const { app, handled } = mountedApp(mount);
+    const res = await deliver(app, path).expect(200);
+    expect(res.body.status).toBe('processed');
+    expect(handled).toEqual([res.body.id]);
+  });
+
+  it.each(passedOn)('passes %s on to next(), unacknowledged', async (path) => {
+    const { app, handled } = mountedApp(mount);
+    await deliver(app, path).expect(404, { fellThrough: path });
+    await sendHandshake(app, { path, challenge: 'c1' }).expect(404, { fellThrough: path });
+    expect(handled).toEqual([]);
+  });
+});
+
+it('passes a sub-path on inside a nested router, whatever its own route', async () => {
+  const handled: string[] = [];
+  const router = createEventRouter().on('ag.hid_org.created', (event) => void handled.push(event.id));
+  const api = express.Router();
+  api.use('/hooks', webhookReceiver({ bearerTokens: [TOKEN], router, logger: false }));
+  api.post('/hooks/status', (_req, res) => void res.json({ route: 'status' }));
+  const app = express().use('/api', api);
+  await deliver(app, '/api/hooks/status').expect(200, { route: 'status' });
+  expect(handled).toEqual([]);
+  await deliver(app, '/api/hooks').expect(200);
+  expect(handled).toHaveLength(1);
+});
