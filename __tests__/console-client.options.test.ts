@@ -26,3 +26,49 @@ describe('ConsoleClient refuses unknown option names at construction', () => {
     expect(() => new ConsoleClient({ ...good, fetch, timeoutMs: 100 })).not.toThrow();
   });
 });
+
+describe('ConsoleClient methods refuse unknown option names before sending', () => {
+  const sent: string[] = [];
+  const client = new ConsoleClient({
+    ...good,
+    fetch: async (input) => {
+      sent.push(String(input));
+      return new Response('[]', { status: 200 });
+    },
+  });
+  afterEach(() => expect(sent).toEqual([]));
+
+  it.each<[string, (c: ConsoleClient) => Promise<unknown>, RegExp]>([
+    [
+      'listWebhooks',
+      (c) => c.listWebhooks({ per_page: 10 } as never),
+      /listWebhooks: unknown option "per_page"; did you mean "perPage"\?/,
+    ],
+    [
+      'iterateWebhooks',
+      async (c) => {
+        for await (const _ of c.iterateWebhooks({ pageSize: 10 } as never)) void _;
+      },
+      /iterateWebhooks: unknown option "pageSize"/,
+    ],
+    [
+      'waitUntilVerified',
+      (c) => c.waitUntilVerified('wh_1', { timeout: 5 } as never),
+      /did you mean "timeoutMs"\?/,
+    ],
+    [
+      'createWebhook',
+      (c) =>
+        c.createWebhook({
+          name: 'n',
+          url: 'https://x.test/h',
+          subscribedEvent: ['ag.hid_org.created'],
+        } as never),
+      /createWebhook: unknown option "subscribedEvent"; did you mean "subscribedEvents"\?/,
+    ],
+  ])('%s', async (_name, call, message) => {
+    const error = await call(client).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OptionsError);
+    expect((error as Error).message).toMatch(message);
+  });
+});

@@ -31,3 +31,45 @@ describe('createEmulator refuses bad options at construction', () => {
     expect((error as Error).message).toMatch(/^\[service-webhooks\] createEmulator/);
   });
 });
+
+describe('emulator methods refuse unknown option names', () => {
+  it.each<[string, (e: Awaited<ReturnType<typeof createEmulator>>) => unknown, RegExp]>([
+    [
+      'registerWebhook',
+      (e) =>
+        e.registerWebhook({
+          name: 'x',
+          url: 'http://127.0.0.1:9/',
+          subscribedEvents: ['ag.hid_org.created'],
+          token: 't',
+        } as never),
+      /registerWebhook: unknown option "token"/,
+    ],
+    [
+      'emit',
+      (e) => e.emit('ag.hid_org.created', {}, { layot: 'B' } as never),
+      /emit: unknown option "layot"; did you mean "layout"\?/,
+    ],
+    [
+      'waitForDeliveries',
+      (e) => e.waitForDeliveries({ event: 'x' } as never),
+      /waitForDeliveries: unknown option "event"/,
+    ],
+    [
+      'waitForIdle',
+      (e) => e.waitForIdle({ timeout: 5 } as never),
+      /unknown option "timeout"; did you mean "timeoutMs"\?/,
+    ],
+  ])('%s', async (_name, call, message) => {
+    const emulator = await createEmulator({ logger: false });
+    try {
+      const error = await (async () => call(emulator))().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OptionsError);
+      expect((error as Error).message).toMatch(message);
+      expect(emulator.listWebhooks()).toEqual([]);
+      expect(emulator.events).toEqual([]);
+    } finally {
+      await emulator.close();
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import type { EmulatorState, EventView } from '../emulator/emulator-state';
 import type { EmulatedWebhook, EmulatorChange } from '../emulator/emulator-types';
 import type { DeliveryEnvelope } from '../testing/build-event';
+import { readBoundedText } from '../read-bounded-text';
 import { CliFailure } from './cli-errors';
 
 type PublicWebhook = Omit<EmulatedWebhook, 'privateKey'>;
@@ -10,6 +11,8 @@ export interface Triggered {
 }
 
 const TIMEOUT_MS = 15_000;
+/** The state of 200 events with their attempts is a few megabytes at most. */
+const ANSWER_LIMIT = 32 * 1024 * 1024;
 
 /** The emulator's control API (`/_emulator`), as the CLI drives it from another process. */
 export class EmulatorClient {
@@ -66,6 +69,9 @@ export class EmulatorClient {
       const chunk = await reader?.read().catch(() => ({ done: true as const, value: undefined }));
       if (chunk === undefined || chunk.done) return;
       buffer += chunk.value;
+      // One change is a few kilobytes; a stream that never ends an event is not the emulator's.
+      if (buffer.length > 4 * 1024 * 1024)
+        throw new CliFailure(`the stream from ${this.url} is not server-sent events`);
       for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
@@ -94,7 +100,7 @@ export class EmulatorClient {
 
   async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.#fetch(method, path, body);
-    const text = await res.text();
+    const text = await readBoundedText(res, ANSWER_LIMIT);
     const parsed = (text === '' ? null : JSON.parse(text)) as T & { detail?: string };
     if (!res.ok) throw new CliFailure(parsed?.detail ?? `the emulator answered ${res.status}`);
     return parsed;

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from '../check-option-keys';
 import { isEventType } from '../events/catalogue';
 import { ConsoleValidationError } from './console-errors';
 import type { CreateWebhookInput } from './console-wire';
@@ -7,6 +8,8 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** The rules of spec 4.2, checked before anything is sent. */
 export function checkCreateInput(input: CreateWebhookInput): void {
   const method = 'createWebhook';
+  if (typeof input === 'object' && input !== null)
+    checkOptionKeys(input, ['name', 'url', 'authMethod', 'subscribedEvents'], 'ConsoleClient.createWebhook');
   if (typeof input?.name !== 'string' || input.name.trim() === '')
     throw new ConsoleValidationError(method, 'name', 'must be a non-empty string');
   const url = typeof input.url === 'string' && URL.canParse(input.url) ? new URL(input.url) : undefined;

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from '../check-option-keys';
 import { checkCreateInput } from './check-create-input';
 import { ConsoleApiError, ConsoleValidationError } from './console-errors';
 import {
@@ -54,7 +55,8 @@ export class ConsoleClient {
   }
 
   /** One page of the account's webhooks. */
-  listWebhooks(options: ListOptions = {}): Promise<WebhookPage> {
+  async listWebhooks(options: ListOptions = {}): Promise<WebhookPage> {
+    checkOptionKeys(options, ['page', 'perPage'], 'ConsoleClient.listWebhooks');
     return this.#list(options);
   }
 
@@ -79,6 +81,7 @@ export class ConsoleClient {
 
   /** Every webhook of the account, page after page; stops on a page seen before, throws past 1000 pages. */
   async *iterateWebhooks(options: Pick<ListOptions, 'perPage'> = {}): AsyncGenerator<ConsoleWebhook> {
+    checkOptionKeys(options, ['perPage'], 'ConsoleClient.iterateWebhooks');
     const perPage = options.perPage ?? 100;
     for await (const page of walkPages((n) => this.#list({ page: n, perPage }))) yield* page.webhooks;
   }
@@ -115,6 +118,7 @@ export class ConsoleClient {
    */
   async waitUntilVerified(id: string, options: WaitUntilVerifiedOptions = {}): Promise<ConsoleWebhook> {
     this.#id('waitUntilVerified', id);
+    checkOptionKeys(options, ['timeoutMs', 'intervalMs'], 'ConsoleClient.waitUntilVerified');
     return waitUntilVerified((page, signal) => this.#list({ page, perPage: 100 }, signal), id, options);
   }
 

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import express, { type Request, type RequestHandler, type Router } from 'express';
-import { z } from 'zod';
-import { verifyPayloadSignature } from '../console/sign-payload';
-import { EVENT_TYPES } from '../events/catalogue';
+import express, { type Router } from 'express';
+import { createBody, listQuery, toWire } from './console-api-wire';
 import { fieldProblem } from './field-problem';
+import { signedRequest } from './signed-request';
 import { ApiProblem, sendApiProblem } from './api-problem';
 import type { AuthMethod, EmulatedWebhook, RegisterWebhookInput } from './emulator-types';
 
@@ -21,47 +19,6 @@ export interface ConsoleBackend {
   verify(accountId: string, id: string): { id: string; verified: boolean; status: 200 | 202 } | undefined;
 }
 
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-const createBody = z.object({
-  name: z.string({ error: 'is required' }).trim().min(1, { error: 'must not be empty' }),
-  url: z.url({ error: 'must be an absolute URL' }).refine(
-    (url) => {
-      const { protocol, hostname } = new URL(url);
-      return protocol === 'https:' || (protocol === 'http:' && LOCAL_HOSTS.has(hostname));
-    },
-    { error: 'must be https (http only for localhost)' },
-  ),
-  auth_method: z.enum(['bearer_token', 'mtls'], { error: "must be 'bearer_token' or 'mtls'" }).nullish(),
-  subscribed_events: z
-    .array(z.enum(EVENT_TYPES, { error: 'must be an event type of spec section 6' }), {
-      error: 'must be an array',
-    })
-    .min(1, { error: 'must name at least one event type' }),
-});
-
-const pageParam = (max: number, fallback: number) =>
-  z.coerce
-    .number({ error: 'must be a whole number' })
-    .int({ error: 'must be a whole number' })
-    .min(1)
-    .max(max)
-    .default(fallback);
-const listQuery = z.object({ page: pageParam(Number.MAX_SAFE_INTEGER, 1), per_page: pageParam(100, 50) });
-
-function toWire(webhook: EmulatedWebhook): Record<string, unknown> {
-  return {
-    id: webhook.id,
-    name: webhook.name,
-    url: webhook.url,
-    auth_method: webhook.authMethod,
-    subscribed_events: webhook.subscribedEvents,
-    verified: webhook.verified,
-  };
-}
-
-const unauthorized = (detail: string) =>
-  new ApiProblem({ status: 401, slug: 'unsigned-request', title: 'Unauthorized', detail });
 const notFound = (id: string) =>
   new ApiProblem({
     status: 404,
@@ -69,40 +26,6 @@ const notFound = (id: string) =>
     title: 'Not Found',
     detail: `No webhook ${id} on this account.`,
   });
-
-/** The payload text that was signed: the raw body for POST, `sig_payload` for GET and DELETE. */
-function signedText(req: Request): string | undefined {
-  if (req.method === 'POST') return typeof req.body === 'string' ? req.body : '';
-  const value = req.query.sig_payload;
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** Checked against when the account is unknown, so both refusals take the same time. */
-const NO_ACCOUNT_SECRET = randomBytes(32).toString('hex');
-const REFUSED =
-  'X-ACCT-ID and X-PAYLOAD-SIG do not match an account and its signature of the payload (spec 5.1).';
-
-/**
- * Spec 5.1, checked over the exact bytes received, before anything else. An unknown account and a
- * wrong signature get the same answer, after the same work: the 401 must not tell which accounts exist.
- */
-function signedRequest(backend: ConsoleBackend): RequestHandler {
-  return function signedRequest(req, res, next) {
-    const text = signedText(req);
-    if (text === undefined)
-      return next(unauthorized('GET and DELETE must carry the signed payload as sig_payload.'));
-    const accountId = req.get('X-ACCT-ID');
-    const account = accountId === undefined ? undefined : backend.accounts.get(accountId);
-    const signed = verifyPayloadSignature(
-      text,
-      account?.secretKey ?? NO_ACCOUNT_SECRET,
-      req.get('X-PAYLOAD-SIG'),
-    );
-    if (account === undefined || !signed) return next(unauthorized(REFUSED));
-    res.locals.accountId = account.accountId;
-    next();
-  };
-}
 
 function parseJson(text: string): unknown {
   try {

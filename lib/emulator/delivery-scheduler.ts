@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { DeliveryEnvelope } from '../testing/build-event';
 import type { AttemptRecord, DeliveryRecord, EmulatedWebhook } from './emulator-types';
+import { ConcurrencyLimit } from './concurrency-limit';
 import { postDelivery } from './outbound';
 
 export interface RetryPolicy {
@@ -19,6 +20,11 @@ export interface RetryPolicy {
 }
 
 const ACKNOWLEDGED = new Set([200, 201]);
+/**
+ * Records kept: an emulator left running for days forgets its oldest attempts and settled deliveries
+ * (pending ones are always kept) instead of growing without bound.
+ */
+export const KEPT_RECORDS = 10_000;
 
 /**
  * Delivers events as the Service does (spec 6, rules 6–7): 200 or 201 ends a delivery; anything else,
@@ -30,9 +36,7 @@ export class DeliveryScheduler extends EventEmitter {
   readonly deliveries: DeliveryRecord[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #running = new Set<Promise<void>>();
-  /** Attempts waiting for one of the `maxConcurrentDeliveries` slots. */
-  readonly #queue: (() => void)[] = [];
-  #active = 0;
+  readonly #limit: ConcurrencyLimit;
   #closed = false;
 
   constructor(
@@ -40,6 +44,7 @@ export class DeliveryScheduler extends EventEmitter {
     private readonly lookup: (webhookId: string) => EmulatedWebhook | undefined,
   ) {
     super();
+    this.#limit = new ConcurrencyLimit(policy.maxConcurrentDeliveries);
   }
 
   get pending(): number {
@@ -56,6 +61,10 @@ export class DeliveryScheduler extends EventEmitter {
       envelope,
     };
     this.deliveries.push(delivery);
+    if (this.deliveries.length > KEPT_RECORDS) {
+      const oldestSettled = this.deliveries.findIndex((d) => d.state !== 'pending');
+      if (oldestSettled >= 0) this.deliveries.splice(oldestSettled, 1);
+    }
     this.#attempt(delivery, Date.now());
     return delivery;
   }
@@ -71,7 +80,7 @@ export class DeliveryScheduler extends EventEmitter {
     this.#closed = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
-    for (const waiting of this.#queue.splice(0)) waiting();
+    this.#limit.releaseAll();
     return Promise.allSettled([...this.#running]).then(() => undefined);
   }
 
@@ -81,27 +90,12 @@ export class DeliveryScheduler extends EventEmitter {
     void run.finally(() => this.#running.delete(run));
   }
 
-  /** Resolves when an attempt may start; a finished attempt hands its slot straight to the next. */
-  async #slot(): Promise<void> {
-    if (this.#active < this.policy.maxConcurrentDeliveries) {
-      this.#active++;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#queue.push(resolve));
-  }
-
-  #release(): void {
-    const next = this.#queue.shift();
-    if (next === undefined) this.#active--;
-    else next();
-  }
-
   async #run(delivery: DeliveryRecord, firstAt: number): Promise<void> {
-    await this.#slot();
+    await this.#limit.acquire();
     try {
       await this.#attemptOnce(delivery, firstAt);
     } finally {
-      this.#release();
+      this.#limit.release();
     }
   }
 
@@ -132,6 +126,7 @@ export class DeliveryScheduler extends EventEmitter {
       responseBody: result.text,
     };
     this.attempts.push(record);
+    if (this.attempts.length > KEPT_RECORDS) this.attempts.shift();
     this.emit('attempt', record);
     if (acknowledged) return this.#settle(delivery, 'acknowledged');
     if (!retry) return this.#settle(delivery, 'dropped');

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from '../check-option-keys';
 import type { DeliveryRecord } from './emulator-types';
 
 export interface WaitOptions {
@@ -7,8 +8,9 @@ export interface WaitOptions {
 
 /** Polls `done` until it holds; past `timeoutMs` rejects, saying what is still pending. */
 export function waitUntil(done: () => boolean, options: WaitOptions, pending: () => string): Promise<void> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise((resolve, reject) => {
+    checkOptionKeys(options, ['timeoutMs'], 'emulator wait');
+    const timeoutMs = options.timeoutMs ?? 10_000;
     const check = () => {
       if (!done()) return false;
       cleanup();
@@ -41,6 +43,11 @@ export function waitForDeliveries(
   filter: DeliveryFilter,
   options: WaitOptions,
 ): Promise<DeliveryRecord[]> {
+  try {
+    checkOptionKeys(filter, ['eventId', 'webhookId', 'count'], 'emulator.waitForDeliveries');
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
   const matching = () =>
     deliveries.filter(
       (d) =>

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { checkOptionKeys } from '../check-option-keys';
 import { isEventType, type EventType } from '../events/catalogue';
 import { checkWebhookUrl } from './check-webhook-url';
 import type { EmulatedWebhook, RegisterWebhookInput } from './emulator-types';
@@ -6,6 +7,7 @@ import { postHandshake } from './outbound';
 
 export type StoredWebhook = EmulatedWebhook & { accountId: string };
 
+const UPDATE_KEYS = ['name', 'url', 'subscribedEvents', 'privateKey'];
 const TOKEN = /^[A-Za-z0-9\-._~+/=]{16,512}$/;
 
 function checkEvents(types: readonly string[]): EventType[] {
@@ -43,6 +45,7 @@ export class WebhookRegistry {
   }
 
   create(accountId: string, input: RegisterWebhookInput): StoredWebhook {
+    checkOptionKeys(input, [...UPDATE_KEYS, 'authMethod'], 'emulator.registerWebhook');
     const webhook: StoredWebhook = {
       id: `wh_${randomUUID().replace(/-/g, '').slice(0, 16)}`,
       name: input.name,
@@ -66,6 +69,7 @@ export class WebhookRegistry {
     change: Partial<Omit<RegisterWebhookInput, 'authMethod'>>,
   ): Promise<StoredWebhook> {
     const webhook = this.get(id);
+    checkOptionKeys(change, UPDATE_KEYS, 'emulator.updateWebhook');
     if (change.url !== undefined) checkWebhookUrl(change.url);
     const events = change.subscribedEvents && checkEvents(change.subscribedEvents);
     const privateKey = change.privateKey === undefined ? undefined : checkPrivateKey(change.privateKey);
