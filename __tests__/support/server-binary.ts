@@ -19,6 +19,7 @@ export function postgresBinDirs(): string[] {
 }
 
 type Suite = (name: string, body: () => void) => void;
+const warned = new Set<string>();
 
 /**
  * `describe` when the server can run here; on a machine without it, `describe.skip` after one loud
@@ -30,7 +31,11 @@ export function describeWithServer(found: boolean, what: string, install: string
   return (name, body) => {
     const { describe } = globalThis as unknown as { describe: Suite & { skip: Suite } };
     if (found || process.env.CI === 'true') return describe(name, body);
-    console.warn(`[service-webhooks tests] SKIPPED ${name}: ${what} is not installed here; ${install}`);
+    if (!warned.has(what)) {
+      warned.add(what);
+      // Straight to stderr: one plain line, without jest's code frame around a console.warn.
+      process.stderr.write(`\n[service-webhooks tests] SKIPPED: ${what} is not installed here; ${install}\n`);
+    }
     return describe.skip(name, body);
   };
 }
