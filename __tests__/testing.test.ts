@@ -7,22 +7,25 @@ import {
   sendEvent,
   sendHandshake,
 } from 'service-webhooks/testing';
-import { app, passes } from './fixtures/user-app';
+import { createApp } from './fixtures/user-app';
 
 describe('the README example, as a user writes it', () => {
   // README:start
-  const token = 'test-token'; // the bearer token your app is configured with in tests
+  // The token this app is built with in tests; the test kit sends it as the Service sends the real one.
+  const token = 'test-token';
+  const { app, passes } = createApp({ webhookToken: token });
 
   test('a pass issuance is stored', async () => {
-    const res = await deliverEvent(
+    await deliverEvent(
       app,
       'ag.access_pass.issued',
-      { full_name: 'Grace Hopper' },
+      { id: 'ap_1', full_name: 'Grace Hopper' },
       { token, path: '/webhooks' },
     )
       .expect(200)
       .expect((r) => expect(r.body.status).toBe('processed'));
-    expect(passes.get(res.body.id)).toEqual({ holder: 'Grace Hopper', card: '100234' });
+    // Fields you leave out keep the test kit's realistic defaults: details.card_number is '100234'.
+    expect(passes.get('ap_1')).toEqual({ holder: 'Grace Hopper', card: '100234' });
   });
 
   test('the earlier flat layout works too, and a redelivery is not processed twice', async () => {
