@@ -83,6 +83,52 @@ describe('service-webhooks emulator', () => {
   });
 });
 
+describe('service-webhooks webhooks', () => {
+  it('creates, lists, verifies and deletes through the console API, with SERVICE_* credentials', async () => {
+    const emulator = start('emulator', '--port', '0', '--json');
+    const { url, accountId, secretKey } = JSON.parse(await emulator.waitFor(/^\{/)) as Record<string, string>;
+    env = { ...env, SERVICE_BASE_URL: url, SERVICE_ACCOUNT_ID: accountId, SERVICE_SECRET_KEY: secretKey };
+    const created = await run(
+      'webhooks',
+      'create',
+      '--name',
+      'orders',
+      '--url',
+      'http://127.0.0.1:9/hook',
+      '--events',
+      'ag.hid_org.*',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const webhook = JSON.parse(created.stdout[0] as string) as {
+      id: string;
+      privateKey: string;
+      subscribedEvents: string[];
+    };
+    expect(webhook.privateKey).toMatch(/^whsk_/);
+    expect(webhook.subscribedEvents).toEqual(['ag.hid_org.created', 'ag.hid_org.activated']);
+
+    const listed = await run('webhooks', 'list');
+    expect(listed.stdout).toEqual([`${webhook.id}  unverified  orders  http://127.0.0.1:9/hook`]);
+    expect(await run('webhooks', 'verify', webhook.id)).toMatchObject({
+      code: 0,
+      stdout: [`${webhook.id}: handshake sent again`],
+    });
+    expect(await run('webhooks', 'delete', webhook.id)).toMatchObject({
+      code: 0,
+      stdout: [`Deleted ${webhook.id}`],
+    });
+    const gone = await run('webhooks', 'delete', webhook.id);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toEqual([
+      `error: console DELETE /v1/console/webhooks/${webhook.id} answered 404: No webhook ${webhook.id} on this account.`,
+    ]);
+    const wrongSecret = await run('webhooks', 'list', '--secret-key', 'not-the-secret');
+    expect(wrongSecret.code).toBe(1);
+    expect(wrongSecret.stderr.join('\n')).not.toContain(secretKey);
+  }, 30_000);
+});
+
 describe('service-webhooks listen, trigger, resend, events', () => {
   it('forwards to a real receiver, prints each attempt, and a second process triggers and resends', async () => {
     const token = (await run('listen', '--print-token')).stdout[0] as string;

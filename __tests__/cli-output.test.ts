@@ -1,0 +1,28 @@
+import { Writable } from 'node:stream';
+import { createOutput } from '../lib/cli/output';
+
+function sink(isTTY: boolean) {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  }) as Writable & { isTTY?: boolean };
+  stream.isTTY = isTTY;
+  return { stream, chunks };
+}
+
+describe('CLI output', () => {
+  it.each<[string, boolean, NodeJS.ProcessEnv, boolean]>([
+    ['a terminal', true, {}, true],
+    ['a terminal with NO_COLOR=1', true, { NO_COLOR: '1' }, false],
+    ['a terminal with TERM=dumb', true, { TERM: 'dumb' }, false],
+    ['a pipe', false, {}, false],
+  ])('colours on %s: %p', (_name, isTTY, env, coloured) => {
+    const out = sink(isTTY);
+    const output = createOutput({ stdout: out.stream, stderr: sink(false).stream, env });
+    output.line(output.red('failed'));
+    expect(out.chunks.join('')).toBe(coloured ? '\u001b[31mfailed\u001b[39m\n' : 'failed\n');
+  });
+});
