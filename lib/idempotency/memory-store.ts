@@ -1,6 +1,8 @@
 import { checkOptionKeys } from '../check-option-keys';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
+import { EntryQueue, GONE } from './entry-queue';
+import { EvictionReport } from './eviction-report';
 import type { ClaimResult, IdempotencyStore, KeyState } from './idempotency-store';
 
 export interface MemoryStoreOptions {
@@ -16,8 +18,6 @@ export interface MemoryStoreOptions {
 }
 
 const KNOWN_KEYS = ['maxEntries', 'sweepIntervalMs', 'logger'] as const;
-/** The expiry of an entry taken out of the map; its queue slot is then skipped. */
-const GONE = -1;
 
 /**
  * One key's state, kept small: three fields, `token` dropped once done (a done key is never
@@ -37,17 +37,11 @@ interface Entry {
  */
 export class MemoryStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
-  /** Entries in the order they were created; a slot whose entry left the map is skipped when reached. */
-  #queue: (Entry | undefined)[] = [];
-  #head = 0;
+  readonly #queue = new EntryQueue<Entry>((entry) => this.#remove(entry));
   readonly #start = Date.now();
   readonly #maxEntries: number;
-  readonly #log;
+  readonly #report: EvictionReport;
   readonly #timer: NodeJS.Timeout;
-  #evicted = 0;
-  #lastEvicted: KeyState = 'done';
-  #lastEvictedKey = '';
-  #warnedThisInterval = false;
 
   constructor(options: MemoryStoreOptions = {}) {
     checkOptionKeys(options, KNOWN_KEYS, 'MemoryStore');
@@ -62,7 +56,7 @@ export class MemoryStore implements IdempotencyStore {
       }
     }
     this.#maxEntries = maxEntries;
-    this.#log = resolveLogger(options.logger, 'MemoryStore');
+    this.#report = new EvictionReport(resolveLogger(options.logger, 'MemoryStore'), maxEntries);
     this.#timer = setInterval(() => this.#tick(), sweepIntervalMs);
     this.#timer.unref();
   }
@@ -129,75 +123,24 @@ export class MemoryStore implements IdempotencyStore {
   #add(entry: Entry, now: number): void {
     this.#entries.set(entry.key, entry);
     this.#queue.push(entry);
-    this.#dropExpiredAtHead(now, 4);
+    this.#queue.dropExpiredAtHead(now, 4);
     while (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#shift();
+      const oldest = this.#queue.shift();
       if (oldest === undefined) break;
       this.#evict(oldest);
     }
     // Stale slots pile up when keys are released or expire out of order: compact now and then.
-    if (this.#queue.length - this.#head > 2 * this.#entries.size + 1024) this.#compact(now);
-  }
-
-  /** The oldest entry still in the map, taken off the queue. */
-  #shift(): Entry | undefined {
-    while (this.#head < this.#queue.length) {
-      const entry = this.#queue[this.#head];
-      this.#queue[this.#head++] = undefined;
-      if (entry !== undefined && entry.expires !== GONE) return entry;
-    }
-    return undefined;
-  }
-
-  /** Drops up to `budget` expired or stale slots from the head; stops at the first live entry. */
-  #dropExpiredAtHead(now: number, budget: number): void {
-    for (let i = 0; i < budget && this.#head < this.#queue.length; i++) {
-      const entry = this.#queue[this.#head];
-      if (entry !== undefined && entry.expires > now) break;
-      if (entry !== undefined && entry.expires !== GONE) this.#remove(entry);
-      this.#queue[this.#head++] = undefined;
-    }
-    // The array keeps its taken slots until they are half of it: one copy per many shifts.
-    if (this.#head > 4096 && this.#head * 2 > this.#queue.length) this.#compact(now);
-  }
-
-  /** Rebuilds the queue from its live entries, dropping the expired ones from the map as it goes. */
-  #compact(now: number): void {
-    const live: Entry[] = [];
-    for (let i = this.#head; i < this.#queue.length; i++) {
-      const entry = this.#queue[i];
-      if (entry === undefined || entry.expires === GONE) continue;
-      if (entry.expires > now) live.push(entry);
-      else this.#remove(entry);
-    }
-    this.#queue = live;
-    this.#head = 0;
+    if (this.#queue.length > 2 * this.#entries.size + 1024) this.#queue.compact(now);
   }
 
   #evict(entry: Entry): void {
-    this.#lastEvicted = entry.token === null ? 'done' : 'processing';
-    this.#lastEvictedKey = entry.key;
     this.#remove(entry);
-    this.#evicted++;
-    if (!this.#warnedThisInterval) this.#warn();
+    this.#report.evicted(entry.key, entry.token === null ? 'done' : 'processing');
   }
 
-  /** The timer's work: sweep every expired key; report the evictions since the last warning, if any. */
+  /** The timer's work: sweep every expired key, and report the evictions since the last warning. */
   #tick(): void {
-    this.#compact(this.#now());
-    if (this.#evicted > 0) this.#warn();
-    else this.#warnedThisInterval = false;
-  }
-
-  /** One warning for every eviction since the last: at most one per interval, never one per key. */
-  #warn(): void {
-    const evicted = this.#evicted;
-    const state = this.#lastEvicted;
-    this.#evicted = 0;
-    this.#warnedThisInterval = true;
-    this.#log.warn(
-      { evicted, lastKey: this.#lastEvictedKey, lastState: state, maxEntries: this.#maxEntries },
-      `MemoryStore is full: evicted ${evicted} key${evicted === 1 ? '' : 's'} before their time ran out (the last a ${state} key), so a duplicate of those events could run its handlers again; raise maxEntries or use a shared store`,
-    );
+    this.#queue.compact(this.#now());
+    this.#report.tick();
   }
 }
