@@ -14,12 +14,12 @@ function sink(isTTY: boolean) {
 }
 
 describe('CLI output', () => {
-  it.each<[string, boolean, NodeJS.ProcessEnv, boolean]>([
-    ['a terminal', true, {}, true],
-    ['a terminal with NO_COLOR=1', true, { NO_COLOR: '1' }, false],
-    ['a terminal with TERM=dumb', true, { TERM: 'dumb' }, false],
-    ['a pipe', false, {}, false],
-  ])('colours on %s: %p', (_name, isTTY, env, coloured) => {
+  it.each<[string, boolean, boolean, NodeJS.ProcessEnv]>([
+    ['a terminal', true, true, {}],
+    ['a terminal with NO_COLOR=1', false, true, { NO_COLOR: '1' }],
+    ['a terminal with TERM=dumb', false, true, { TERM: 'dumb' }],
+    ['a pipe', false, false, {}],
+  ])('colours on %s: %p', (_name, coloured, isTTY, env) => {
     const out = sink(isTTY);
     const output = createOutput({ stdout: out.stream, stderr: sink(false).stream, env });
     output.line(output.red('failed'));
