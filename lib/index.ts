@@ -51,3 +51,16 @@ export type { ClaimResult, IdempotencyStore, KeyState } from './idempotency/idem
 export { MemoryStore, type MemoryStoreOptions } from './idempotency/memory-store';
 export type { Logger, LogLevel, ResolvedLogger } from './logger';
 export { OptionsError, type OptionsErrorCode } from './options-error';
+export {
+  clientCertificateAuth,
+  type ClientCertificateAuthOptions,
+} from './adapters/express/client-certificate-auth';
+export {
+  createClientCertificateVerifier,
+  CERTIFICATE_HEADERS,
+  type CertificateCheck,
+  type CertificateRequest,
+  type CertificateSource,
+  type ClientCertificateVerifier,
+  type MtlsOptions,
+} from './mtls';

@@ -3,6 +3,7 @@ import { startDeliverySpan, type DeliverySpan } from '../observability/delivery-
 import { OptionsError } from '../options-error';
 import type { DeliveryRecord } from './delivery-record';
 import { createDispatcher, type DispatchResult } from './dispatcher';
+import { certificateStep } from './client-certificate-auth';
 import { answerHandshake } from './handshake';
 import { HttpProblem } from './http-problem';
 import { rateLimitedLog, type RateLimitedLog } from './rate-limited-log';
@@ -73,6 +74,7 @@ export function createReceiverCore(
     throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery.onRequestStart must be a function, or absent');
   const onRequestStart = listener?.onRequestStart?.bind(listener);
   const warn: RateLimitedLog = rateLimitedLog(log);
+  const certificates = resolved.certificates && certificateStep(resolved.certificates, warn);
   const readEvent = createEventReader({
     limit: resolved.limit,
     bodyTimeoutMs,
@@ -90,13 +92,16 @@ export function createReceiverCore(
     span: DeliverySpan | undefined,
   ): Promise<Answer> {
     if (request.method !== 'POST') throw NOT_ALLOWED;
+    // The handshake comes over the same mutual TLS as deliveries, so it is checked the same way.
+    const refused = certificates?.(request);
+    if (refused !== undefined) throw refused;
     const echo = answerHandshake(request, handshake);
     if (echo !== undefined) {
       const answer = await echo;
       record.outcome = 'handshake';
       return answer;
     }
-    const pending = verifier.check(request.header('authorization'));
+    const pending = verifier?.check(request.header('authorization')) ?? 'valid';
     const check = typeof pending === 'string' ? pending : await pending;
     if (check !== 'valid') {
       warn(

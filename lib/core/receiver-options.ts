@@ -4,14 +4,22 @@ import type { DeliveryListener } from './delivery-record';
 import { DISPATCH_OPTION_KEYS, type DispatchEventOptions } from './dispatch-options';
 import type { ValidationMode } from './read-event';
 import type { TokenSource } from './token-verifier';
+import type { MtlsOptions } from '../mtls/mtls-options';
 
 /** The options every door of the receiver takes: Express, node:http and Fetch alike. */
 export interface ReceiverOptions extends DispatchEventOptions {
   /**
    * Bearer tokens accepted on deliveries (several during a rotation), or a function returning the
-   * current ones, sync or async: it is called on every request, so cache in it. Required.
+   * current ones, sync or async: it is called on every request, so cache in it. Required unless
+   * `mtls` is given; with both, a delivery needs both.
    */
-  bearerTokens: TokenSource;
+  bearerTokens?: TokenSource;
+  /**
+   * Client-certificate authentication, for webhooks created with `auth_method: 'mtls'`: where the
+   * certificate comes from (the TLS socket by default, or a trusted proxy's header) and what it must
+   * match. Checked before the handshake and every delivery. Defaults to none (bearer tokens only).
+   */
+  mtls?: MtlsOptions;
   /** The handlers, from `createEventRouter()`. Required. */
   router: EventRouter;
   /** Largest body accepted, in bytes or as `'512kb'`, `'1mb'` (units b, kb, mb, gb). Defaults to `'1mb'`. */
@@ -35,6 +43,7 @@ export interface ReceiverOptions extends DispatchEventOptions {
 
 export const RECEIVER_OPTION_KEYS: readonly string[] = [
   'bearerTokens',
+  'mtls',
   'router',
   'limit',
   'validation',

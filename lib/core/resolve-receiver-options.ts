@@ -8,9 +8,13 @@ import { parseLimit } from './parse-limit';
 import type { ValidationMode } from './read-event';
 import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from './receiver-options';
 import { createTokenVerifier, type TokenVerifier } from './token-verifier';
+import { createClientCertificateVerifier } from '../mtls/create-client-certificate-verifier';
+import type { ClientCertificateVerifier } from '../mtls/mtls-options';
 
 export interface ResolvedReceiverOptions {
-  verifier: TokenVerifier;
+  /** Undefined when only `mtls` authenticates deliveries. */
+  verifier: TokenVerifier | undefined;
+  certificates: ClientCertificateVerifier | undefined;
   router: EventRouter;
   limit: number;
   validation: ValidationMode;
@@ -73,7 +77,12 @@ export function resolveReceiverOptions(
   }
   checkOptionKeys(options, [...RECEIVER_OPTION_KEYS, ...extraKeys], where);
   // Tokens and logger first, so the errors people meet most name this factory's own options.
-  const verifier = createTokenVerifier(options.bearerTokens, where, 'bearerTokens');
+  const certificates =
+    options.mtls === undefined ? undefined : createClientCertificateVerifier(options.mtls, where);
+  const verifier =
+    options.bearerTokens === undefined && certificates !== undefined
+      ? undefined
+      : createTokenVerifier(options.bearerTokens, where, 'bearerTokens');
   const log = resolveLogger(options.logger, where);
   const router = checkRouter(options.router, where);
   if (options.onDelivery !== undefined && typeof options.onDelivery !== 'function') {
@@ -81,6 +90,7 @@ export function resolveReceiverOptions(
   }
   return {
     verifier,
+    certificates,
     router,
     log,
     limit: parseLimit(options.limit, where),

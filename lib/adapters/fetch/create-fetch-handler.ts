@@ -1,6 +1,7 @@
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { webBody } from '../../core/web-body';
+import { OptionsError } from '../../options-error';
 
 /** A Fetch API handler: Next.js App Router route handlers, Hono, Bun, Deno. */
 export type FetchHandler = ((request: Request) => Promise<Response>) & {
@@ -13,6 +14,14 @@ export type FetchHandler = ((request: Request) => Promise<Response>) & {
  * whatever its path: route to it the one path the webhook was registered with.
  */
 export function createFetchHandler(options: ReceiverOptions): FetchHandler {
+  if (options?.mtls !== undefined && (options.mtls?.from ?? 'socket') === 'socket') {
+    // A Request carries no TLS socket: the certificate can only come from a proxy's header.
+    throw new OptionsError(
+      'ERR_SW_MTLS',
+      'createFetchHandler',
+      "mtls.from must name the header your TLS-terminating proxy sets ('x-forwarded-client-cert', 'client-cert', 'nginx' or 'aws-alb'): a Fetch Request has no TLS socket to read a certificate from",
+    );
+  }
   const core = createReceiverCore(options, 'createFetchHandler');
   const handler = async function fetchHandler(request: Request): Promise<Response> {
     const { answer, record } = await core.handle({

@@ -1,0 +1,262 @@
+import express from 'express';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import {
+  clientCertificateAuth,
+  createEventRouter,
+  createFetchHandler,
+  createNodeHandler,
+  OptionsError,
+  problemHandler,
+  webhookReceiver,
+  type ReceiverOptions,
+} from 'service-webhooks';
+import { buildEvent, DELIVERY_HEADERS, type TestCertificate } from 'service-webhooks/testing';
+import { captureLogger } from './support/capture-logger';
+import { fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
+
+let f: MtlsFixtures;
+beforeAll(async () => {
+  f = await mtlsFixtures();
+});
+
+interface Sent {
+  status: number;
+  type: string;
+  body: Record<string, unknown>;
+}
+
+/** POSTs over mutual TLS, presenting `client` when given; 5 s at most. */
+function post(
+  url: string,
+  client: TestCertificate | null,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  return new Promise<Sent>((resolve, reject) => {
+    const req = https.request(url, {
+      method: 'POST',
+      ca: f.certs.ca.cert,
+      ...(client ?? {}),
+      agent: false,
+      timeout: 5000,
+      headers: { ...DELIVERY_HEADERS, ...headers },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          type: String(res.headers['content-type']),
+          body: JSON.parse(text) as Record<string, unknown>,
+        }),
+      );
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** An HTTPS server asking for client certificates (refusing none itself) around `listener`. */
+async function serve(listener: Parameters<typeof https.createServer>[1]) {
+  const server = https.createServer(
+    {
+      requestCert: true,
+      rejectUnauthorized: false,
+      ca: f.certs.ca.cert,
+      cert: f.certs.server.cert,
+      key: f.certs.server.key,
+    },
+    listener,
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+function receiverOptions(extra: Partial<ReceiverOptions> = {}) {
+  const handled: string[] = [];
+  const logger = captureLogger();
+  const router = createEventRouter().on('ag.access_pass.issued', (event) => void handled.push(event.id));
+  const options = { router, logger, mtls: { fingerprints: [fingerprintOf(f.certs.client.cert)] }, ...extra };
+  return { handled, logger, options };
+}
+
+const doors = [
+  [
+    'webhookReceiver (Express)',
+    (options: ReceiverOptions) => express().use('/hooks', webhookReceiver(options)),
+  ],
+  [
+    'createNodeHandler (node:http)',
+    (options: ReceiverOptions) => createNodeHandler({ ...options, path: '/hooks' }),
+  ],
+] as const;
+
+describe.each(doors)('mtls through %s', (_door, door) => {
+  it('acknowledges a delivery presenting the pinned certificate, without a bearer token', async () => {
+    const { handled, options } = receiverOptions();
+    const server = await serve(door(options));
+    try {
+      const event = buildEvent('ag.access_pass.issued');
+      const sent = await post(server.url, f.certs.client, event);
+      expect(sent).toMatchObject({ status: 200, body: { id: event.id, status: 'processed' } });
+      expect(handled).toEqual([event.id]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each([
+    ['no certificate', () => null, 401, 'missing-client-certificate'],
+    ['a certificate that is not pinned', () => f.next, 403, 'client-certificate-not-pinned'],
+    ['an expired certificate', () => f.expired, 403, 'client-certificate-expired'],
+  ])('refuses a delivery with %s and does not acknowledge it', async (_name, client, status, slug) => {
+    const { handled, logger, options } = receiverOptions();
+    const server = await serve(door(options));
+    try {
+      const cert = client();
+      const sent = await post(server.url, cert, buildEvent('ag.access_pass.issued'));
+      expect(sent.status).toBe(status);
+      expect(sent.type).toMatch(/^application\/problem\+json/);
+      expect(sent.body).toMatchObject({ status, type: `urn:service-webhooks:problem:${slug}` });
+      expect(handled).toEqual([]);
+      await post(server.url, cert, buildEvent('ag.access_pass.issued'));
+      // Logged once per reason however many arrive, with the certificate's identity and never its body.
+      const lines = logger.records.filter((r) => r.meta.reason === slug);
+      expect(lines).toHaveLength(1);
+      if (cert !== null) {
+        expect(sent.body.detail).toContain(fingerprintOf(cert.cert));
+        expect(lines[0]?.meta).toMatchObject({
+          fingerprint: fingerprintOf(cert.cert),
+          subject: expect.stringMatching(/^CN=/),
+        });
+      }
+      expect(JSON.stringify(logger.records) + JSON.stringify(sent.body)).not.toMatch(/BEGIN CERTIFICATE|MII/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('checks the handshake over the same mutual TLS', async () => {
+    const { options } = receiverOptions();
+    const server = await serve(door(options));
+    try {
+      const handshake = { 'X-Service-Webhook-Challenge': 'abc123', 'Content-Type': 'application/json' };
+      expect((await post(server.url, f.certs.client, { challenge: 'abc123' }, handshake)).body).toEqual({
+        challenge: 'abc123',
+      });
+      expect((await post(server.url, null, { challenge: 'abc123' }, handshake)).status).toBe(401);
+      expect((await post(server.url, f.stranger, { challenge: 'abc123' }, handshake)).status).toBe(403);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('requires both the token and the certificate when given both', async () => {
+    const { handled, options } = receiverOptions({ bearerTokens: ['t0ken'] });
+    const server = await serve(door(options));
+    try {
+      const token = { Authorization: 'Bearer t0ken' };
+      expect(
+        (await post(server.url, f.certs.client, buildEvent('ag.access_pass.issued'))).body,
+      ).toMatchObject({ type: 'urn:service-webhooks:problem:missing-token' });
+      expect((await post(server.url, null, buildEvent('ag.access_pass.issued'), token)).status).toBe(401);
+      expect(handled).toEqual([]);
+      expect(
+        (await post(server.url, f.certs.client, buildEvent('ag.access_pass.issued'), token)).status,
+      ).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('mtls through createFetchHandler', () => {
+  it('reads the certificate from a proxy header, as a Fetch handler has no socket', async () => {
+    const { handled, options } = receiverOptions({ mtls: { from: 'client-cert', ca: f.certs.ca.cert } });
+    const handler = createFetchHandler(options);
+    const event = buildEvent('ag.access_pass.issued');
+    const der = (pem: string) =>
+      `:${Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64').toString('base64')}:`;
+    const send = (headers: Record<string, string>) =>
+      handler(
+        new Request('https://example.test/hooks', {
+          method: 'POST',
+          headers: { ...DELIVERY_HEADERS, ...headers },
+          body: JSON.stringify(event),
+        }),
+      );
+    expect((await send({})).status).toBe(401);
+    expect((await send({ 'client-cert': der(f.stranger.cert) })).status).toBe(403);
+    expect((await send({ 'x-forwarded-client-cert': 'Hash=00' })).status).toBe(403);
+    expect(handled).toEqual([]);
+    const ok = await send({ 'client-cert': der(f.certs.client.cert) });
+    expect(ok.status).toBe(200);
+    expect(handled).toEqual([event.id]);
+  });
+
+  it('refuses mtls from the socket at construction', () => {
+    expect(() => createFetchHandler({ router: createEventRouter(), mtls: { ca: f.certs.ca.cert } })).toThrow(
+      /createFetchHandler: mtls.from must name the header your TLS-terminating proxy sets/,
+    );
+  });
+});
+
+describe('mtls options of the receivers', () => {
+  it.each([
+    ['webhookReceiver', () => webhookReceiver({ router: createEventRouter(), mtls: {} })],
+    [
+      'createNodeHandler',
+      () => createNodeHandler({ router: createEventRouter(), mtls: { fingerprints: ['nope'] } }),
+    ],
+    [
+      'createFetchHandler',
+      () =>
+        createFetchHandler({ router: createEventRouter(), mtls: { from: 'nginx', subject: ['x'] } as never }),
+    ],
+  ])('%s rejects bad mtls options at construction', (where, build) => {
+    expect(build).toThrow(OptionsError);
+    expect(build).toThrow(new RegExp(`^\\[service-webhooks\\] ${where}`));
+  });
+
+  it('still asks for bearerTokens when mtls is not given', () => {
+    expect(() => webhookReceiver({ router: createEventRouter() } as ReceiverOptions)).toThrow(
+      /bearerTokens must be a non-empty array/,
+    );
+  });
+});
+
+describe('clientCertificateAuth (the Express step)', () => {
+  it('passes an allowed certificate on, and gives problemHandler a 401 or 403 otherwise', async () => {
+    const app = express()
+      .post(
+        '/hooks',
+        clientCertificateAuth({ ca: f.certs.ca.cert, subjects: [/test client$/] }),
+        (_req, res) => res.json({ passed: true }),
+      )
+      .use(problemHandler({ logger: false }));
+    const server = await serve(app);
+    try {
+      expect((await post(server.url, f.certs.client, {})).body).toEqual({ passed: true });
+      expect((await post(server.url, null, {})).status).toBe(401);
+      const stranger = await post(server.url, f.stranger, {});
+      expect(stranger).toMatchObject({
+        status: 403,
+        body: { type: 'urn:service-webhooks:problem:untrusted-client-certificate' },
+      });
+      expect(() => clientCertificateAuth({ from: 'socket' })).toThrow(
+        /clientCertificateAuth: mtls needs at least one of/,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});

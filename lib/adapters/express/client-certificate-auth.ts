@@ -1,0 +1,26 @@
+import type { RequestHandler } from 'express';
+import { certificateProblem } from '../../core/client-certificate-auth';
+import { createClientCertificateVerifier } from '../../mtls/create-client-certificate-verifier';
+import type { MtlsOptions } from '../../mtls/mtls-options';
+
+export type ClientCertificateAuthOptions = MtlsOptions;
+
+/**
+ * Step 2 for webhooks with `auth_method: 'mtls'`, in place of (or after) `bearerAuth`: refuses a
+ * request without an allowed client certificate, 401 when none was presented and 403 when it is not
+ * allowed, before a byte of its body is read. The problem names the certificate's fingerprint and
+ * subject; `problemHandler()` answers it.
+ */
+export function clientCertificateAuth(options: ClientCertificateAuthOptions): RequestHandler {
+  const verifier = createClientCertificateVerifier(options, 'clientCertificateAuth');
+  return function clientCertificateAuth(req, _res, next) {
+    const check = verifier.check({
+      header: (name) => {
+        const value = req.headers[name];
+        return Array.isArray(value) ? value.join(', ') : value;
+      },
+      socket: req.socket,
+    });
+    next(check.ok ? undefined : certificateProblem(check));
+  };
+}
