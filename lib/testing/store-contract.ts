@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import { ODD_KEYS, settledWithin } from './store-contract-support';
 
 type MakeStore = () => IdempotencyStore | Promise<IdempotencyStore>;
 
@@ -29,23 +30,6 @@ interface TestGlobals {
 const HOUR = 60 * 60 * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Keys a store must keep apart and hold faithfully: pairs that differ in one odd character. */
-const ODD_KEYS: readonly string[] = [
-  '',
-  'a\u0000b',
-  'a\u0000c',
-  'K',
-  'k',
-  'emoji 😀 é',
-  'lone \uD800',
-  'lone \uDC00',
-  '{hash-tag}*?[]',
-  'line\nbreak',
-  '#sha256:0000',
-  'x'.repeat(10_000),
-  `${'x'.repeat(9_999)}y`,
-];
-
 function globals(): TestGlobals {
   const g = globalThis as Partial<TestGlobals>;
   if (typeof g.describe !== 'function' || typeof g.it !== 'function' || typeof g.expect !== 'function') {
@@ -54,25 +38,6 @@ function globals(): TestGlobals {
     );
   }
   return g as TestGlobals;
-}
-
-/** How a store call ended within `ms`: resolved, rejected, threw synchronously, or still pending. */
-async function outcome(call: () => Promise<unknown>, ms: number): Promise<string> {
-  let pending: Promise<unknown>;
-  try {
-    pending = call();
-  } catch {
-    return 'threw synchronously';
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still pending'), ms)));
-  const settled = pending.then(
-    () => 'resolved',
-    (error: unknown) => (error instanceof Error ? 'rejected' : 'rejected with a non-Error'),
-  );
-  const result = await Promise.race([settled, late]);
-  clearTimeout(timer);
-  return result;
 }
 
 /**
@@ -190,7 +155,8 @@ export function runStoreContract(
           get: () => down.get(key('down')),
         };
         const results: Record<string, string> = {};
-        for (const [method, call] of Object.entries(calls)) results[method] = await outcome(call, 5_000);
+        for (const [method, call] of Object.entries(calls))
+          results[method] = await settledWithin(call, 5_000);
         expect(results).toEqual({
           claim: 'rejected',
           markDone: 'rejected',
