@@ -53,7 +53,7 @@ export function createTokenVerifier(tokens: unknown, where: string, option = 'to
   }
 
   const source = tokens as () => unknown;
-  let cachedList: unknown;
+  let cachedList: unknown = Symbol('no list yet');
   let cachedDigests: Buffer[] = [];
   const fromList = (list: unknown, authorization: string | undefined): TokenCheck => {
     if (list !== cachedList) {
