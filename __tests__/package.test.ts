@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -36,15 +44,57 @@ describe('the packed tarball', () => {
     return dir;
   }
 
-  it('ships only dist, the README and package.json', () => {
+  it('ships only dist, its TypeScript sources, the README, LICENSE, CHANGELOG and package.json', () => {
     const files = run('tar', ['-tzf', tarball], work).trim().split('\n');
-    expect(files.every((file) => /^package\/(dist\/|README\.md$|package\.json$|LICENSE$)/.test(file))).toBe(
-      true,
-    );
+    const shipped = /^package\/(dist\/|lib\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/;
+    expect(files.filter((file) => !shipped.test(file))).toEqual([]);
+    for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md']) expect(files).toContain(`package/${file}`);
     expect(files).toContain('package/dist/index.d.ts');
     for (const entry of ['', 'testing/', 'emulator/', 'console/', 'metrics/', 'redis/', 'postgres/'])
       expect(files).toContain(`package/dist/${entry}index.d.ts`);
   });
+
+  it('ships a source map and a declaration map per module, each pointing at a shipped source', () => {
+    const files = new Set(run('tar', ['-tzf', tarball], work).trim().split('\n'));
+    const unpacked = path.join(work, 'unpacked');
+    mkdirSync(unpacked, { recursive: true });
+    run('tar', ['-xzf', tarball, '-C', unpacked], work);
+    const compiled = [...files].filter((file) => /^package\/dist\/.*\.(js|d\.ts)$/.test(file));
+    expect(compiled.length).toBeGreaterThan(50);
+    const missing: string[] = [];
+    for (const file of compiled) {
+      const map = `${file}.map`;
+      if (!files.has(map)) {
+        missing.push(map);
+        continue;
+      }
+      const { sources } = JSON.parse(readFileSync(path.join(unpacked, map), 'utf8')) as { sources: string[] };
+      for (const source of sources) {
+        const shipped = path.posix.join(path.posix.dirname(map), source);
+        if (!files.has(shipped)) missing.push(`${map} → ${shipped}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    // And node uses them: a stack trace names the TypeScript file and line, not dist/.
+    const stack = execFileSync(
+      'node',
+      [
+        '--enable-source-maps',
+        '-e',
+        "try { require('./package/dist/index.js').webhookReceiver({ bearerTokens: ['t'], router: {} }) } catch (e) { console.log(e.stack) }",
+      ],
+      // The package's own dependencies, from this repository.
+      {
+        cwd: unpacked,
+        encoding: 'utf8',
+        env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') },
+      },
+    );
+    expect(stack).toMatch(
+      /OptionsError: \[service-webhooks\] webhookReceiver: router must come from createEventRouter/,
+    );
+    expect(stack).toMatch(/package\/lib\/core\/resolve-receiver-options\.ts:\d+:\d+/);
+  }, 60_000);
 
   it('works from require() in a CommonJS app, test kit included, without supertest installed', () => {
     const dir = app('cjs-app', { type: 'commonjs' }, ['express@5']);
