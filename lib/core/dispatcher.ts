@@ -67,9 +67,18 @@ export function createDispatcher(
       ),
     );
 
-  function storeCall<T>(what: string, call: (s: IdempotencyStore) => Promise<T>): Promise<T> {
+  function storeCall<T>(
+    what: string,
+    call: (s: IdempotencyStore) => Promise<T>,
+    late?: (value: T) => void,
+  ): Promise<T> {
     try {
-      return withTimeout(call(store as IdempotencyStore), storeTimeoutMs, `the idempotency store's ${what}`);
+      return withTimeout(
+        call(store as IdempotencyStore),
+        storeTimeoutMs,
+        `the idempotency store's ${what}`,
+        late,
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -99,7 +108,14 @@ export function createDispatcher(
     if (store === false) return undefined;
     let claimed;
     try {
-      claimed = await storeCall('claim', (s) => s.claim(key, token, leaseMs));
+      // A claim that lands after we answered 503 would hold the event for a whole lease: give it back.
+      const giveBack = (late: string) => {
+        if (late !== 'claimed') return;
+        Promise.resolve()
+          .then(() => (store as IdempotencyStore).release(key, token))
+          .catch(() => undefined);
+      };
+      claimed = await storeCall('claim', (s) => s.claim(key, token, leaseMs), giveBack);
     } catch (error) {
       warn(
         'error',

@@ -7,16 +7,27 @@ export class TimeoutError extends Error {
 }
 
 /**
- * Settles with `promise`, or rejects with a TimeoutError after `ms`. The late outcome of `promise` is
- * observed and dropped, so a call that rejects after its bound is never an unhandled rejection.
+ * Settles with `promise`, or rejects with a TimeoutError after `ms`. A late outcome is observed (never
+ * an unhandled rejection); a late success goes to `late`, so the caller can undo what it no longer
+ * waits for.
  */
-export function withTimeout<T>(promise: PromiseLike<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(
+  promise: PromiseLike<T>,
+  ms: number,
+  what: string,
+  late?: (value: T) => void,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new TimeoutError(what, ms)), ms);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      reject(new TimeoutError(what, ms));
+    }, ms);
     promise.then(
       (value) => {
         clearTimeout(timer);
-        resolve(value);
+        if (timedOut) late?.(value);
+        else resolve(value);
       },
       (error: unknown) => {
         clearTimeout(timer);
