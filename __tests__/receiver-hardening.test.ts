@@ -162,6 +162,30 @@ describe.each(DOORS)('hardening through $name', (door) => {
     await expect(d.drain({ timeoutMs: 2000 })).resolves.toMatchObject({ drained: true, running: [] });
   });
 
+  it('gives back a claim that lands after its 503, so the next delivery need not wait out the lease', async () => {
+    const memory = new MemoryStore();
+    let slow = true;
+    const store: IdempotencyStore = {
+      claim: async (key, token, lease) => {
+        if (slow) await sleep(150);
+        slow = false;
+        return memory.claim(key, token, lease);
+      },
+      markDone: (key, token, retention) => memory.markDone(key, token, retention),
+      release: (key, token) => memory.release(key, token),
+      get: (key) => memory.get(key),
+    };
+    let runs = 0;
+    const router = createEventRouter().on('ag.hid_org.created', () => void runs++);
+    const d = await start({ router, idempotency: store, storeTimeoutMs: 50, leaseMs: 60_000 });
+    const event = buildEvent('ag.hid_org.created');
+    expect((await d.send(delivery(event))).status).toBe(503);
+    await sleep(250);
+    const again = await d.send(delivery(event));
+    expect([again.status, JSON.parse(again.text).status, runs]).toEqual([200, 'processed', 1]);
+    memory.close();
+  });
+
   // Item 4: no two events share a key; long keys are hashed.
   it('keeps events apart whose source and id join the same way, and hashes a 900 KB id', async () => {
     const memory = new MemoryStore();
