@@ -1,4 +1,27 @@
 // Pieces of runStoreContract's checks (store-contract.ts).
+import { checkOptionKeys } from '../check-option-keys';
+import { OptionsError } from '../options-error';
+
+const KNOWN_KEYS = ['shortMs', 'claimants', 'makeUnavailableStore', 'close'] as const;
+
+/** Refuses what the contract cannot run with, before any suite is registered. */
+export function checkContractArguments(name: unknown, makeStore: unknown, options: object): void {
+  const fail = (message: string) => {
+    throw new OptionsError('ERR_SW_OPTION', 'runStoreContract', message);
+  };
+  if (typeof name !== 'string' || name === '') fail('name must be a non-empty string');
+  if (typeof makeStore !== 'function')
+    fail('makeStore must be a function returning a store (or a promise of one)');
+  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  checkOptionKeys(options, KNOWN_KEYS, 'runStoreContract');
+  const { shortMs, claimants, makeUnavailableStore, close } = options as Record<string, unknown>;
+  if (shortMs !== undefined && !(Number.isSafeInteger(shortMs) && (shortMs as number) > 0))
+    fail(`shortMs must be a positive whole number of milliseconds (got ${String(shortMs)})`);
+  if (claimants !== undefined && !(Number.isSafeInteger(claimants) && (claimants as number) >= 2))
+    fail(`claimants must be a whole number of at least 2 (got ${String(claimants)})`);
+  for (const [key, value] of Object.entries({ makeUnavailableStore, close }))
+    if (value !== undefined && typeof value !== 'function') fail(`${key} must be a function`);
+}
 
 /** Keys a store must keep apart and hold faithfully: pairs that differ in one odd character. */
 export const ODD_KEYS: readonly string[] = [

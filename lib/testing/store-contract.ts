@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { ODD_KEYS, settledWithin } from './store-contract-support';
+import { checkContractArguments, ODD_KEYS, settledWithin } from './store-contract-support';
 
 type MakeStore = () => IdempotencyStore | Promise<IdempotencyStore>;
 
@@ -51,6 +51,7 @@ export function runStoreContract(
   makeStore: MakeStore,
   options: StoreContractOptions = {},
 ): void {
+  checkContractArguments(name, makeStore, options);
   const { describe, it, beforeAll, afterAll, expect } = globals();
   const { shortMs = 300, claimants = 50, makeUnavailableStore, close } = options;
   const made: IdempotencyStore[] = [];
