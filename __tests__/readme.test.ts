@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
+import request from 'supertest';
 import ts from 'typescript';
 import { deliverEvent, sendHandshake } from 'service-webhooks/testing';
 
@@ -268,6 +270,57 @@ describe('the README runs', () => {
       );
     } finally {
       log.mockRestore();
+      warn.mockRestore();
+    }
+  });
+});
+
+describe('the README options examples run', () => {
+  const heading = '`webhookReceiver(options)`';
+
+  it('reads tokens from a file through a function, cached for 30 s, and follows a rotation', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'readme-tokens-'));
+    const file = path.join(dir, 'tokens');
+    writeFileSync(file, 'tok_file_1\n');
+    process.env.SERVICE_WEBHOOK_TOKENS_FILE = file;
+    const realNow = Date.now.bind(Date);
+    let offset = 0;
+    const now = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
+    try {
+      const block = blockIn(heading, 0);
+      expect(block.run).toBe(true);
+      const { receiver } = runBlocks([block], ['receiver']).get(block.file) as { receiver: RequestHandler };
+      const app = express().use('/webhooks', receiver);
+      const send = (token: string) =>
+        deliverEvent(app, 'ag.hid_org.created', {}, { token, path: '/webhooks' });
+      await send('tok_file_1').expect(200);
+      writeFileSync(file, 'tok_file_1\ntok_file_2\n');
+      await send('tok_file_2').expect(401); // the cache still holds the first read
+      offset = 31_000;
+      await send('tok_file_2').expect(200);
+      await send('tok_file_1').expect(200);
+    } finally {
+      now.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('mounts the receiver before the app-wide parser: no warning, and the app still parses its own JSON', async () => {
+    process.env.SERVICE_WEBHOOK_TOKEN = 'tok_order';
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const block = blockIn(heading, 1);
+      expect(block.run).toBe(true);
+      const { app } = runBlocks([block], ['app']).get(block.file) as { app: Express };
+      await deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok_order', path: '/webhooks' }).expect(
+        200,
+      );
+      await request(app)
+        .post('/orders')
+        .send({ n: 1 })
+        .expect(200, { received: { n: 1 } });
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
       warn.mockRestore();
     }
   });
