@@ -197,6 +197,54 @@ describeWithRedis('a receiver on RedisStore while Redis goes away and comes back
   );
 });
 
+describeWithRedis('a receiver on RedisStore while Redis stops answering', () => {
+  it('503 within storeTimeoutMs, no handler run; the late claim is given back, so the event is processed once Redis answers', async () => {
+    const redis = await startRedisServer();
+    const { store, close } = await nodeRedis(redis.port, true);
+    try {
+      const handled: string[] = [];
+      const router = createEventRouter().on(
+        'ag.hid_org.created',
+        async (event) => void handled.push(event.id),
+      );
+      const app = express();
+      const options = {
+        bearerTokens: ['tok'],
+        router,
+        idempotency: store,
+        storeTimeoutMs: 300,
+        logger: false as const,
+      };
+      app.use('/hooks', webhookReceiver(options));
+      const send = (id: string) =>
+        deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok', path: '/hooks', id });
+
+      expect((await send('before')).status).toBe(200);
+      redis.pause();
+      const started = Date.now();
+      const during = await send('frozen');
+      expect([during.status, during.headers['retry-after']]).toEqual([503, '30']);
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(handled).toEqual(['before']);
+
+      redis.resume();
+      // The claim Redis applies on waking holds the event under a token nobody runs; the receiver
+      // releases it, or the event would wait a whole lease (60 s here) behind 409s.
+      let after = await send('frozen');
+      for (let i = 0; i < 30 && after.status !== 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        after = await send('frozen');
+      }
+      expect([after.status, after.body.status]).toEqual([200, 'processed']);
+      expect(handled).toEqual(['before', 'frozen']);
+    } finally {
+      redis.resume();
+      await close();
+      await redis.close();
+    }
+  }, 60_000);
+});
+
 describe('RedisStore options', () => {
   const sendCommand = async () => null;
   it.each([

@@ -21,6 +21,10 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port, empty (no persistence). */
   start(): Promise<void>;
+  /** Freezes the process (SIGSTOP): connections stay open and nothing answers, a slow Redis at its worst. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   /** Stops it and removes its directory. */
   close(): Promise<void>;
 }
@@ -81,7 +85,10 @@ export async function startRedisServer(): Promise<RedisServer> {
     url: `redis://127.0.0.1:${port}`,
     start,
     stop,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     close: async () => {
+      child?.kill('SIGCONT');
       await stop();
       rmSync(dir, { recursive: true, force: true });
     },
