@@ -1,7 +1,9 @@
+import express from 'express';
 import { Pool } from 'pg';
+import { createEventRouter, webhookReceiver } from 'service-webhooks';
 import { OptionsError } from '../lib/options-error';
 import { PostgresStore, postgresSetupSql, type PostgresQueryable } from 'service-webhooks/postgres';
-import { runStoreContract } from 'service-webhooks/testing';
+import { deliverEvent, runStoreContract } from 'service-webhooks/testing';
 import { freePort } from './support/server-binary';
 import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
 
@@ -114,6 +116,51 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', () => {
       /\[service-webhooks\] PostgresStore: claim failed: relation "never_set_up" does not exist \(the table does not exist: run await store.setup\(\)/,
     );
   });
+});
+
+describeWithPostgres('a receiver on PostgresStore while PostgreSQL goes away and comes back', () => {
+  it('503 at once while it is down, no handler run; processed once it is back', async () => {
+    const postgres = await startPostgresServer();
+    const pool = new Pool({ connectionString: postgres.url, connectionTimeoutMillis: 1_000 });
+    pool.on('error', () => undefined);
+    try {
+      const store = new PostgresStore({ pool });
+      await store.setup();
+      const handled: string[] = [];
+      const router = createEventRouter().on(
+        'ag.hid_org.created',
+        async (event) => void handled.push(event.id),
+      );
+      const app = express();
+      app.use(
+        '/hooks',
+        webhookReceiver({ bearerTokens: ['tok'], router, idempotency: store, logger: false }),
+      );
+      const send = (id: string) =>
+        deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok', path: '/hooks', id });
+
+      expect((await send('before')).status).toBe(200);
+      await postgres.stop();
+      const started = Date.now();
+      const during = await send('during');
+      expect([during.status, during.headers['retry-after']]).toEqual([503, '30']);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(handled).toEqual(['before']);
+
+      await postgres.start();
+      let after = await send('during');
+      for (let i = 0; i < 50 && after.status !== 200; i++) {
+        await sleep(100);
+        after = await send('during');
+      }
+      expect([after.status, after.body.status]).toEqual([200, 'processed']);
+      expect((await send('before')).body.status).toBe('duplicate');
+      expect(handled).toEqual(['before', 'during']);
+    } finally {
+      await pool.end();
+      await postgres.close();
+    }
+  }, 90_000);
 });
 
 describe('PostgresStore options', () => {

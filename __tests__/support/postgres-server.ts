@@ -21,7 +21,11 @@ export interface PostgresServer {
   port: number;
   /** A connection string for the `postgres` database as the `postgres` superuser, no password. */
   url: string;
-  /** Stops the server (fast shutdown) and removes its directory. */
+  /** Stops the server (fast shutdown: connections are cut). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, with its data. */
+  start(): Promise<void>;
+  /** Stops the server and removes its directory. */
   close(): Promise<void>;
 }
 
@@ -52,21 +56,28 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   await run(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '-N'], as);
   const port = await freePort();
   const settings = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  try {
-    await run(
-      pgCtl,
-      ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', settings, 'start'],
-      as,
-    );
-  } catch (error) {
-    const log = await run('tail', ['-n', '30', path.join(dir, 'log')]).catch(() => ({ stdout: '' }));
-    throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log.stdout}`);
-  }
+  const start = async () => {
+    try {
+      await run(
+        pgCtl,
+        ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', settings, 'start'],
+        as,
+      );
+    } catch (error) {
+      const log = await run('tail', ['-n', '30', path.join(dir, 'log')]).catch(() => ({ stdout: '' }));
+      throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log.stdout}`);
+    }
+  };
+  const stop = async () =>
+    void (await run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop'], as).catch(() => undefined));
+  await start();
   return {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop,
+    start,
     close: async () => {
-      await run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop'], as).catch(() => undefined);
+      await stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
