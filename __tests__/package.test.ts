@@ -108,6 +108,20 @@ describe('the packed tarball', () => {
     });
   }, 180_000);
 
+  it('serves createNodeHandler and createFetchHandler in an app without Express', () => {
+    const dir = app('doors-app', { type: 'module' }, []);
+    copyFileSync(path.join(FIXTURES, 'doors-app.mjs'), path.join(dir, 'index.mjs'));
+    const out = JSON.parse(run('node', ['index.mjs'], dir));
+    expect(out).toEqual({
+      node: [200, 'processed'],
+      elsewhere: 404,
+      fetch: [200, 'processed'],
+      handled: ['evt_node', 'evt_fetch'],
+      drained: true,
+      expressLoaded: false,
+    });
+  }, 180_000);
+
   it('works with Express 4, the older end of the peer range', () => {
     const dir = app('cjs-express4-app', { type: 'commonjs' }, ['express@4']);
     copyFileSync(path.join(FIXTURES, 'cjs-app.js'), path.join(dir, 'index.js'));
