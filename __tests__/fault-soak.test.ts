@@ -5,6 +5,7 @@ import {
   createNodeHandler,
   EVENT_TYPES,
   MemoryStore,
+  type EventType,
   type IdempotencyStore,
   type Logger,
 } from '../lib';
@@ -156,7 +157,7 @@ describe('the receiver under a flaky logger, a slow store and hung handlers', ()
 
     const first = await serve();
     const events = Array.from({ length: EVENTS }, (_, i) =>
-      buildEvent(EVENT_TYPES[i % EVENT_TYPES.length] as string, {}, { layout: i % 2 === 0 ? 'A' : 'B' }),
+      buildEvent(EVENT_TYPES[i % EVENT_TYPES.length] as EventType, {}, { layout: i % 2 === 0 ? 'A' : 'B' }),
     );
     const unacknowledged = new Set<DeliveryEnvelope>();
     try {
