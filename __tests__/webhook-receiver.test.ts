@@ -33,6 +33,20 @@ describe('webhookReceiver', () => {
     expect(handled).toEqual(['evt_1']);
   });
 
+  it('works as a route handler too: app.post(path, receiver)', async () => {
+    const handled: string[] = [];
+    const router = createEventRouter().on('ag.access_pass.issued', (event) => void handled.push(event.id));
+    const app = express();
+    app.post('/hooks/service', webhookReceiver({ bearerTokens: [TOKEN], router, logger: false }));
+    await deliverEvent(
+      app,
+      'ag.access_pass.issued',
+      {},
+      { token: TOKEN, path: '/hooks/service', id: 'evt_r' },
+    ).expect(200);
+    expect(handled).toEqual(['evt_r']);
+  });
+
   it('answers the handshake', async () => {
     const { app } = appWith();
     const res = await sendHandshake(app, { path: '/webhooks', challenge: 'chl_42' }).expect(200);

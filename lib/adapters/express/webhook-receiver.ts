@@ -23,7 +23,9 @@ export type WebhookReceiver = RequestHandler & {
 export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
   const core = createReceiverCore(options, 'webhookReceiver');
   const receiver = function webhookReceiver(req, res, next) {
-    if (req.path !== '/') return next();
+    // Mounted with app.use(path, …), it answers that path only; as a route handler
+    // (app.post(path, …)), Express already matched the path.
+    if (req.route === undefined && req.path !== '/') return next();
     // handle() never rejects: every failure, ours included, is already a problem+json answer.
     void core.handle(expressRequest(req)).then(({ answer, record }) => {
       writeAnswer(res, answer);
