@@ -6,7 +6,9 @@ import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
 import { consoleApi, type ConsoleAccount } from './console-api';
 import { controlApi } from './control-api';
+import { watchCertificateExpiry } from './cert-expiry';
 import { Emulator } from './emulator';
+import { resolveEmulatorTls, type EmulatorMtlsOptions, type EmulatorTls } from './emulator-tls';
 import { webConsole } from './web-console/web-console';
 
 export interface EmulatorOptions {
@@ -33,6 +35,13 @@ export interface EmulatorOptions {
    * Defaults to warnings on the console; `false` for silence.
    */
   logger?: Logger | false;
+  /**
+   * TLS for `https://` webhooks: the CA trusted for receivers' server certificates, and the client
+   * certificate presented to webhooks whose `authMethod` is `'mtls'` (generated at start when not
+   * given; `emulator.clientCertificate` is its PEM). Defaults to the system's CAs and a generated
+   * certificate.
+   */
+  mtls?: EmulatorMtlsOptions;
 }
 
 const KNOWN_KEYS: readonly (keyof EmulatorOptions)[] = [
@@ -46,10 +55,15 @@ const KNOWN_KEYS: readonly (keyof EmulatorOptions)[] = [
   'origin',
   'random',
   'logger',
+  'mtls',
 ];
 
 /** The options with their defaults filled in. */
-export type ResolvedEmulatorOptions = Required<Omit<EmulatorOptions, 'account' | 'port' | 'logger'>>;
+export type ResolvedEmulatorOptions = Required<
+  Omit<EmulatorOptions, 'account' | 'port' | 'logger' | 'mtls'>
+> & {
+  tls: EmulatorTls;
+};
 
 const fail = (message: string): never => {
   throw new OptionsError('ERR_SW_OPTION', 'createEmulator', message);
@@ -97,6 +111,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     maxConcurrentDeliveries: atLeastOne('maxConcurrentDeliveries', options.maxConcurrentDeliveries ?? 8),
     origin: options.origin ?? 'access-grid',
     random: options.random ?? Math.random,
+    tls: await resolveEmulatorTls(options.mtls),
   };
   const account = checkAccount(options.account);
   const logger = resolveLogger(options.logger, 'createEmulator');
@@ -108,6 +123,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const emulator = new Emulator(server, account, resolved, logger);
+  watchCertificateExpiry(emulator, resolved.tls);
   app.use(webConsole(), controlApi(emulator), consoleApi(emulator.backend));
   return emulator;
 }

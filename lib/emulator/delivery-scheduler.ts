@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { DeliveryEnvelope } from '../testing/build-event';
 import type { AttemptRecord, DeliveryRecord, EmulatedWebhook } from './emulator-types';
 import { ConcurrencyLimit } from './concurrency-limit';
+import type { EmulatorTls } from './emulator-tls';
 import { postDelivery } from './outbound';
 
 export interface RetryPolicy {
@@ -17,6 +18,8 @@ export interface RetryPolicy {
   random: () => number;
   /** Attempts in flight at once, across webhooks; the others wait their turn. */
   maxConcurrentDeliveries: number;
+  /** Trust and client certificate for https:// webhooks; without it they go through fetch. */
+  tls?: EmulatorTls;
 }
 
 const ACKNOWLEDGED = new Set([200, 201]);
@@ -106,7 +109,12 @@ export class DeliveryScheduler extends EventEmitter {
     delivery.attempts++;
     this.emit('sending', { delivery, url: webhook.url });
     const started = Date.now();
-    const result = await postDelivery(webhook, delivery.envelope, this.policy.attemptTimeoutMs);
+    const result = await postDelivery(
+      webhook,
+      delivery.envelope,
+      this.policy.attemptTimeoutMs,
+      this.policy.tls,
+    );
     const acknowledged = result.status !== null && ACKNOWLEDGED.has(result.status);
     const wait = this.backoff(delivery.attempts);
     const retry = !acknowledged && !this.#closed && Date.now() + wait - firstAt <= this.policy.retryWindowMs;

@@ -3,6 +3,7 @@ import { ChangeFeed } from './change-feed';
 import type { ConsoleAccount, ConsoleBackend } from './console-api';
 import { consoleBackend } from './console-backend';
 import { withoutKey } from './emulator-state';
+import type { EmulatorTls } from './emulator-tls';
 import type { EmulatedWebhook, EmulatorChange, RegisterWebhookInput } from './emulator-types';
 import { WebhookRegistry, type StoredWebhook } from './webhook-registry';
 
@@ -14,15 +15,18 @@ export class EmulatorWebhooks {
   protected readonly registry: WebhookRegistry;
   protected readonly feed: ChangeFeed;
 
-  constructor(account: ConsoleAccount, attemptTimeoutMs: number, logger: ResolvedLogger) {
+  constructor(account: ConsoleAccount, attemptTimeoutMs: number, logger: ResolvedLogger, tls?: EmulatorTls) {
     this.account = account;
     this.feed = new ChangeFeed(logger);
-    this.registry = new WebhookRegistry(attemptTimeoutMs, (change) =>
-      this.feed.publish(
-        'deleted' in change
-          ? { kind: 'webhook-deleted', id: change.deleted }
-          : { kind: 'webhook', webhook: withoutKey(publicView(change)) },
-      ),
+    this.registry = new WebhookRegistry(
+      attemptTimeoutMs,
+      (change) =>
+        this.feed.publish(
+          'deleted' in change
+            ? { kind: 'webhook-deleted', id: change.deleted }
+            : { kind: 'webhook', webhook: withoutKey(publicView(change)) },
+        ),
+      tls,
     );
   }
 

@@ -5,6 +5,7 @@ import type { EventType } from '../events/catalogue';
 import type { Layout } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
 import { buildEvent, type DeliveryEnvelope } from '../testing/build-event';
+import { certExpiringData } from './cert-expiry';
 import type { ConsoleAccount } from './console-api';
 import type { ResolvedEmulatorOptions } from './create-emulator';
 import { DeliveryScheduler } from './delivery-scheduler';
@@ -40,13 +41,26 @@ export class Emulator extends EmulatorWebhooks {
     options: ResolvedEmulatorOptions,
     logger: ResolvedLogger,
   ) {
-    super(account, options.attemptTimeoutMs, logger);
+    super(account, options.attemptTimeoutMs, logger, options.tls);
     this.#server = server;
     this.#options = options;
     this.#logger = logger;
     this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     this.#scheduler = new DeliveryScheduler(options, (id) => this.registry.find(id));
     this.feed.follow(this.#scheduler);
+  }
+
+  /**
+   * The client certificate (PEM) presented to webhooks whose `authMethod` is `'mtls'`: pin its
+   * fingerprint in the receiver. Null when none was given and `@peculiar/x509` is not installed.
+   */
+  get clientCertificate(): string | null {
+    return this.#options.tls.client?.cert ?? null;
+  }
+
+  /** Emits `ag.webhook.cert_expiring` about the client certificate now, whatever its expiry. */
+  emitCertExpiring(): EmitResult {
+    return this.emit('ag.webhook.cert_expiring', certExpiringData(this.#options.tls));
   }
 
   /** Every delivery attempt so far, in order. */

@@ -1,7 +1,9 @@
 import { readBoundedText } from '../read-bounded-text';
 import type { DeliveryEnvelope } from '../testing/build-event';
 import { DELIVERY_HEADERS } from '../testing/delivery-headers';
+import type { EmulatorTls } from './emulator-tls';
 import type { EmulatedWebhook, HandshakeRecord } from './emulator-types';
+import { postOverTls } from './tls-delivery';
 
 const ANSWER_LIMIT = 64 * 1024;
 /** How much of an answer an attempt record keeps, for people to read. */
@@ -33,7 +35,13 @@ async function post(
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  tls?: EmulatorTls,
+  clientCertificate = false,
 ): Promise<OutboundResult> {
+  // https:// goes through node:https, which can present a client certificate and trust mtls.ca.
+  if (tls !== undefined && url.startsWith('https:')) {
+    return postOverTls(url, headers, body, timeoutMs, tls, clientCertificate);
+  }
   try {
     const res = await fetch(url, {
       method: 'POST',
@@ -72,9 +80,11 @@ export async function postDelivery(
   webhook: EmulatedWebhook,
   envelope: DeliveryEnvelope,
   timeoutMs: number,
+  tls?: EmulatorTls,
 ): Promise<OutboundResult & { requestHeaders: Record<string, string> }> {
   const headers = { ...DELIVERY_HEADERS, ...authHeaders(webhook) };
-  const result = await post(webhook.url, headers, JSON.stringify(envelope), timeoutMs);
+  const mtls = webhook.authMethod === 'mtls';
+  const result = await post(webhook.url, headers, JSON.stringify(envelope), timeoutMs, tls, mtls);
   return { ...result, requestHeaders: maskHeaders(headers) };
 }
 
@@ -88,6 +98,7 @@ export async function postHandshake(
   webhook: EmulatedWebhook,
   challenge: string,
   timeoutMs: number,
+  tls?: EmulatorTls,
 ): Promise<HandshakeRecord> {
   const at = new Date().toISOString();
   const headers = {
@@ -96,7 +107,8 @@ export async function postHandshake(
     'X-Service-Webhook-Challenge': challenge,
     ...authHeaders(webhook),
   };
-  const result = await post(webhook.url, headers, JSON.stringify({ challenge }), timeoutMs);
+  const mtls = webhook.authMethod === 'mtls';
+  const result = await post(webhook.url, headers, JSON.stringify({ challenge }), timeoutMs, tls, mtls);
   const echoed = (result.body as { challenge?: unknown } | null)?.challenge;
   const verified = result.status === 200 && echoed === challenge;
   const reason = verified

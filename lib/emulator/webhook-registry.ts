@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { checkOptionKeys } from '../check-option-keys';
 import { isEventType, type EventType } from '../events/catalogue';
 import { checkWebhookUrl } from './check-webhook-url';
+import type { EmulatorTls } from './emulator-tls';
 import type { EmulatedWebhook, RegisterWebhookInput } from './emulator-types';
 import { postHandshake } from './outbound';
 
@@ -38,6 +39,7 @@ export class WebhookRegistry {
   constructor(
     private readonly attemptTimeoutMs: number,
     private readonly changed: (webhook: StoredWebhook | { deleted: string }) => void,
+    private readonly tls?: EmulatorTls,
   ) {}
 
   get handshakesInFlight(): number {
@@ -116,7 +118,7 @@ export class WebhookRegistry {
   async handshake(webhook: StoredWebhook): Promise<boolean> {
     const challenge = randomBytes(18).toString('base64url');
     const url = webhook.url;
-    const sent = postHandshake(webhook, challenge, this.attemptTimeoutMs);
+    const sent = postHandshake(webhook, challenge, this.attemptTimeoutMs, this.tls);
     this.#handshakes.add(sent);
     try {
       const record = await sent;
