@@ -191,6 +191,21 @@ describe('service-webhooks listen, trigger, resend, events', () => {
     expect(listener.stderr).toContain(failure);
   });
 
+  it('attaches to a running emulator with --emulator, and exits 1 when it goes away', async () => {
+    const emulator = start('emulator', '--port', '0', '--json');
+    const { url } = JSON.parse(await emulator.waitFor(/^\{/)) as { url: string };
+    const token = (await run('listen', '--print-token')).stdout[0] as string;
+    const app = await customerApp(token);
+    const listener = start('listen', '--forward-to', app.url, '--emulator', url);
+    await listener.waitFor(/verified/);
+    expect(listener.lines).toContain(`Forwarding 27 event types from ${url} to ${app.url}`);
+    expect(await emulator.interrupt()).toBe(0);
+    expect(await listener.exited).toBe(1);
+    expect(listener.stderr.at(-1)).toBe(
+      `error: the emulator at ${url} stopped; start it again, then \`service-webhooks listen\``,
+    );
+  }, 30_000);
+
   it('takes --layout B and --duplicate from a second process', async () => {
     const token = (await run('listen', '--print-token')).stdout[0] as string;
     const app = await customerApp(token);

@@ -3,7 +3,7 @@ import type { Emulator } from '../../emulator';
 import type { EmulatorChange } from '../../emulator/emulator-types';
 import { attemptLine, handshakeFailure, sendingLine } from '../attempt-lines';
 import type { CliContext } from '../cli-context';
-import { UsageError } from '../cli-errors';
+import { CliFailure, UsageError } from '../cli-errors';
 import { stableToken, writeState } from '../config-store';
 import { EmulatorClient } from '../emulator-client';
 import { selectEvents } from '../event-selection';
@@ -97,11 +97,18 @@ export function listenCommand(ctx: CliContext): Command {
       };
       await check();
 
-      await ctx.interrupted();
+      // Ctrl-C, or the emulator went away (its stream ended): either way, clean up and stop.
+      const why = await Promise.race([ctx.interrupted(), following.then(() => 'gone')]);
       stopped = true;
       clearTimeout(retry);
       abort.abort();
       await following;
+      if (why === 'gone') {
+        await own?.close();
+        throw new CliFailure(
+          `the emulator at ${client.url} stopped; start it again, then \`service-webhooks listen\``,
+        );
+      }
       await client.remove(webhook.id).catch(() => undefined);
       await own?.close();
       if (!flags.json) ctx.out.line('Stopped listening.');
