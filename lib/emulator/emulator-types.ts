@@ -32,7 +32,10 @@ export interface EmulatedWebhook {
 export interface RegisterWebhookInput {
   name: string;
   url: string;
-  /** Defaults to `'bearer_token'`. With `'mtls'` deliveries carry no token (the emulator has no TLS). */
+  /**
+   * Defaults to `'bearer_token'`. With `'mtls'` the handshake and deliveries carry no token and, to an
+   * `https://` URL, present `emulator.clientCertificate`.
+   */
   authMethod?: AuthMethod;
   subscribedEvents: readonly EventType[];
   /**
