@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createEventRouter, createNodeHandler } from 'service-webhooks';
+import { createEmulator } from 'service-webhooks/emulator';
 import { createClientCertificateVerifier } from '../lib/mtls';
 import { fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
 import { describeWithNginx, startNginx, type NginxServer } from './support/nginx-server';
@@ -10,6 +12,7 @@ describeWithNginx('mTLS terminated by a real nginx', () => {
   let upstream: http.Server;
   let nginx: NginxServer;
   const seen: string[] = [];
+  const handled: string[] = [];
 
   beforeAll(async () => {
     f = await mtlsFixtures();
@@ -17,8 +20,17 @@ describeWithNginx('mTLS terminated by a real nginx', () => {
       { from: 'nginx', fingerprints: [fingerprintOf(f.certs.client.cert)] },
       'test',
     );
+    const router = createEventRouter().on('ag.access_pass.issued', (event) => void handled.push(event.id));
+    // The real receiver at /hooks, reading what nginx forwards; every other path answers the bare check.
+    const receiver = createNodeHandler({
+      router,
+      logger: false,
+      path: '/hooks',
+      mtls: { from: 'nginx', fingerprints: [fingerprintOf(f.certs.client.cert)] },
+    });
     upstream = http.createServer((req, res) => {
       seen.push(String(req.headers['x-ssl-client-verify']));
+      if (req.url === '/hooks') return void receiver(req, res);
       const check = verifier.check({
         header: (name) => req.headers[name] as string | undefined,
         socket: req.socket,
@@ -40,7 +52,7 @@ describeWithNginx('mTLS terminated by a real nginx', () => {
   });
 
   const via = (options: { cert?: string; key?: string; headers?: Record<string, string> }) =>
-    request(`${nginx.url}/hooks`, { ca: f.certs.ca.cert, ...options });
+    request(`${nginx.url}/check`, { ca: f.certs.ca.cert, ...options });
 
   it('passes the pinned client certificate through to the receiver', async () => {
     const reply = await via(f.certs.client);
@@ -75,6 +87,36 @@ describeWithNginx('mTLS terminated by a real nginx', () => {
       text: expect.stringMatching(/400 (No required SSL certificate was sent|The SSL certificate error)/),
     });
     expect(seen.length).toBe(before);
+  });
+
+  it("carries the emulator's deliveries to an mtls webhook end to end: emulator → nginx → receiver", async () => {
+    const emulator = await createEmulator({
+      logger: false,
+      mtls: { ca: f.certs.ca.cert, cert: f.certs.client.cert, key: f.certs.client.key },
+    });
+    try {
+      const url = `${nginx.url}/hooks`;
+      const webhook = await emulator.registerWebhook({
+        name: 'behind nginx',
+        url,
+        authMethod: 'mtls',
+        subscribedEvents: ['ag.access_pass.issued'],
+      });
+      expect(webhook.verified).toBe(true);
+      const { event } = emulator.emit('ag.access_pass.issued');
+      const [delivery] = await emulator.waitForDeliveries({ eventId: event.id }, { timeoutMs: 5000 });
+      expect(delivery?.state).toBe('acknowledged');
+      expect(handled).toEqual([event.id]);
+      // A bearer-token webhook gets no client certificate, so nginx refuses it before the receiver.
+      const bearer = await emulator.registerWebhook({
+        name: 'no cert',
+        url,
+        subscribedEvents: ['ag.access_pass.issued'],
+      });
+      expect(bearer).toMatchObject({ verified: false, lastHandshake: { status: 400 } });
+    } finally {
+      await emulator.close();
+    }
   });
 
   it("overwrites a client's forged certificate headers with its own", async () => {
