@@ -1,0 +1,57 @@
+import { UsageError } from '../lib/cli/cli-errors';
+import { parseSets } from '../lib/cli/set-fields';
+import { buildEvent } from '../lib/testing';
+
+describe('trigger --set, in the test kit field names', () => {
+  it.each<[string, 'A' | 'B', string[], Record<string, unknown>]>([
+    ['a string', 'A', ['data.full_name=Ada'], { full_name: 'Ada' }],
+    [
+      'JSON values',
+      'A',
+      ['data.current_balance=12.5', 'data.hid_org_id=null'],
+      { current_balance: 12.5, hid_org_id: null },
+    ],
+    [
+      'a nested field, the rest kept',
+      'A',
+      ['data.metadata.team=red'],
+      { metadata: { department: 'research', team: 'red' } },
+    ],
+    [
+      'a layout B name',
+      'B',
+      ['data.access_pass_id=ap_9', 'data.site_code=69'],
+      { access_pass_id: 'ap_9', site_code: 69 },
+    ],
+    ['a value with =', 'A', ['data.title=a=b'], { title: 'a=b' }],
+  ])('%s', (_name, layout, sets, data) => {
+    expect(parseSets('ag.access_pass.issued', layout, sets)).toEqual({ data });
+  });
+
+  it('sets the event id with id=', () => {
+    expect(parseSets('ag.hid_org.created', 'A', ['id=evt_1'])).toEqual({ data: {}, id: 'evt_1' });
+  });
+
+  it('builds the event the test kit builds with the same overrides', () => {
+    const { data } = parseSets('ag.access_pass.issued', 'A', [
+      'data.full_name=Ada',
+      'data.metadata.team=red',
+    ]);
+    expect(buildEvent('ag.access_pass.issued', data).data).toMatchObject({
+      full_name: 'Ada',
+      metadata: { department: 'research', team: 'red' },
+    });
+  });
+
+  it.each<['A' | 'B', string, RegExp]>([
+    ['A', 'data.ful_name=Ada', /layout A has no field "ful_name"; did you mean "data\.full_name"\?/],
+    ['B', 'data.id=x', /layout B has no field "id"/],
+    ['A', 'full_name=Ada', /did you mean "data\.full_name"\?/],
+    ['A', 'data.=x', /set data fields as data\.<field>/],
+    ['A', '=x', /--set takes path=value/],
+    ['A', 'data.full_name', /--set takes path=value/],
+  ])('layout %s refuses %j', (layout, set, message) => {
+    expect(() => parseSets('ag.access_pass.issued', layout, [set])).toThrow(UsageError);
+    expect(() => parseSets('ag.access_pass.issued', layout, [set])).toThrow(message);
+  });
+});
