@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { OptionsError } from '../options-error';
 
 export type TokenCheck = 'valid' | 'missing' | 'malformed' | 'invalid' | 'unavailable';
@@ -12,6 +12,22 @@ export interface TokenVerifier {
 }
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+/** Tokens are compared as fixed-size buffers of this many bytes, so the time taken never depends on them. */
+const MAX_TOKEN = 512;
+/** A per-process random pad: tokens are kept XORed with it, never as a string an error or a heap dump shows. */
+const PAD = randomBytes(MAX_TOKEN);
+const scratch = Buffer.alloc(MAX_TOKEN);
+
+interface MaskedToken {
+  bytes: Buffer;
+  length: number;
+}
+
+function mask(token: string): MaskedToken {
+  const bytes = Buffer.from(PAD);
+  for (let i = 0; i < token.length; i++) bytes[i] = (bytes[i] as number) ^ token.charCodeAt(i);
+  return { bytes, length: token.length };
+}
 
 /** Why a token list is unusable, or undefined when it is fine. */
 function tokenListProblem(tokens: unknown, option: string): string | undefined {
@@ -21,47 +37,53 @@ function tokenListProblem(tokens: unknown, option: string): string | undefined {
       return `${option}[${index}] must be a non-empty string (got ${token === '' ? 'an empty string' : typeof token}); pass the webhook's bearer token, e.g. process.env.SERVICE_WEBHOOK_TOKEN`;
     }
     if (!BEARER.test(`Bearer ${token}`)) return `${option}[${index}] must be visible ASCII without spaces`;
+    if (token.length > MAX_TOKEN) return `${option}[${index}] must be at most ${MAX_TOKEN} characters`;
   }
   return undefined;
 }
 
 /**
- * Keeps only the tokens' HMACs under a per-process random key: comparing fixed-size digests takes the
- * same time whatever the token's length or content, and the tokens never sit in a closure an error or
- * a heap dump could print. A function source is called per request; its list's digests are cached for
- * as long as it returns the same array.
+ * Keeps the tokens only XORed with a per-process random pad, in fixed-size buffers: the comparison
+ * takes the same time whatever the token's length or content, costs no hash per request, and the
+ * tokens never sit in a closure as strings an error or a heap dump could print. A function source is
+ * called per request; its list is masked again only when it returns a different array.
  */
 export function createTokenVerifier(tokens: unknown, where: string, option = 'tokens'): TokenVerifier {
-  const key = randomBytes(32);
-  const digest = (value: string): Buffer => createHmac('sha256', key).update(value).digest();
-  const compare = (expected: readonly Buffer[], authorization: string | undefined): TokenCheck => {
+  const compare = (expected: readonly MaskedToken[], authorization: string | undefined): TokenCheck => {
     if (authorization === undefined || authorization === '') return 'missing';
     const match = BEARER.exec(authorization);
     if (!match) return 'malformed';
-    const presented = digest(match[1] as string);
+    const presented = match[1] as string;
+    if (presented.length > MAX_TOKEN) return 'invalid';
+    // Visible ASCII only (the pattern says so): one char is one byte.
+    PAD.copy(scratch);
+    for (let i = 0; i < presented.length; i++) scratch[i] = (scratch[i] as number) ^ presented.charCodeAt(i);
     let ok = false;
     // No early exit: every configured token is compared, so timing does not tell which matched.
-    for (const candidate of expected) ok = timingSafeEqual(candidate, presented) || ok;
+    for (const candidate of expected) {
+      const same = timingSafeEqual(candidate.bytes, scratch);
+      ok = (same && candidate.length === presented.length) || ok;
+    }
     return ok ? 'valid' : 'invalid';
   };
 
   if (typeof tokens !== 'function') {
     const problem = tokenListProblem(tokens, option);
     if (problem !== undefined) throw new OptionsError('ERR_SW_TOKENS', where, problem);
-    const expected = (tokens as string[]).map(digest);
+    const expected = (tokens as string[]).map(mask);
     return { check: (authorization) => compare(expected, authorization) };
   }
 
   const source = tokens as () => unknown;
   let cachedList: unknown = Symbol('no list yet');
-  let cachedDigests: Buffer[] = [];
+  let cachedMasks: MaskedToken[] = [];
   const fromList = (list: unknown, authorization: string | undefined): TokenCheck => {
     if (list !== cachedList) {
       if (tokenListProblem(list, option) !== undefined) return 'unavailable';
       cachedList = list;
-      cachedDigests = (list as string[]).map(digest);
+      cachedMasks = (list as string[]).map(mask);
     }
-    return compare(cachedDigests, authorization);
+    return compare(cachedMasks, authorization);
   };
   return {
     check(authorization) {
