@@ -190,6 +190,8 @@ describe('MemoryStore', () => {
     ['sweepIntervalMs -1', { sweepIntervalMs: -1 }],
     ['maxEntries as text', { maxEntries: '10' }],
     ['a misspelt option', { maxEntry: 10 }],
+    ['null options', null],
+    ['options that are a number', 100],
     ['a logger that is not an object', { logger: 'console' }],
   ])('throws at construction for %s', (_name, options) => {
     expect(() => new MemoryStore(options as never)).toThrow(OptionsError);

@@ -44,6 +44,13 @@ export class MemoryStore implements IdempotencyStore {
   readonly #timer: NodeJS.Timeout;
 
   constructor(options: MemoryStoreOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        'MemoryStore',
+        'options must be an object, e.g. { maxEntries: 100_000 }',
+      );
+    }
     checkOptionKeys(options, KNOWN_KEYS, 'MemoryStore');
     const { maxEntries = 100_000, sweepIntervalMs = 60_000 } = options;
     for (const [name, value] of Object.entries({ maxEntries, sweepIntervalMs })) {
