@@ -261,6 +261,7 @@ describe('usage and failures', () => {
     ],
     [['webhooks', 'list'], /set SERVICE_BASE_URL \(--base-url\), SERVICE_ACCOUNT_ID/],
     [['sign', '{}'], /set SERVICE_SECRET_KEY, or pass --secret-key/],
+    [['events', '--limit', '0'], /--limit must be a whole number of at least 1/],
     [['lisen'], /unknown command 'lisen'/],
     [[], /Usage: service-webhooks/],
   ])('%j exits 2 with a message', async (args, message) => {

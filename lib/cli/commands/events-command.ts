@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { CliContext } from '../cli-context';
-import { CliFailure } from '../cli-errors';
+import { UsageError } from '../cli-errors';
 import { emulatorTarget } from '../emulator-target';
 
 interface Flags {
@@ -35,7 +35,7 @@ export function eventsCommand(ctx: CliContext): Command {
     .action(async (flags: Flags & { limit: string }) => {
       const limit = Number(flags.limit);
       if (!Number.isSafeInteger(limit) || limit < 1)
-        throw new CliFailure(`--limit must be a whole number (got ${flags.limit})`);
+        throw new UsageError(`--limit must be a whole number of at least 1 (got ${flags.limit})`);
       const events = (await emulatorTarget(ctx, flags.emulator).state()).events.slice(0, limit);
       if (flags.json) return ctx.out.json(events);
       if (events.length === 0) return ctx.out.line('No event yet.');
