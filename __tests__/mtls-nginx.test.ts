@@ -1,10 +1,12 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createEventRouter, createNodeHandler } from 'service-webhooks';
 import { createEmulator } from 'service-webhooks/emulator';
 import { createClientCertificateVerifier } from '../lib/mtls';
 import { fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
-import { describeWithNginx, startNginx, type NginxServer } from './support/nginx-server';
+import { describeWithNginx, mtlsServerBlock, startNginx, type NginxServer } from './support/nginx-server';
 import { request } from './support/mtls-server';
 
 describeWithNginx('mTLS terminated by a real nginx', () => {
@@ -126,5 +128,22 @@ describeWithNginx('mTLS terminated by a real nginx', () => {
     };
     const reply = await via({ ...f.certs.client, headers: forged });
     expect(reply.body).toMatchObject({ ok: true, fingerprint: fingerprintOf(f.certs.client.cert) });
+  });
+});
+
+describe("the README's nginx configuration", () => {
+  it('is the server block this suite runs, with other paths', () => {
+    const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const block = /### Behind nginx[\s\S]*?```nginx\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const directives = (text: string) =>
+      text
+        .split('\n')
+        .map((line) => line.trim().replace(/\s+/g, ' '))
+        .filter((line) => /^(ssl_|proxy_set_header|#)/.test(line))
+        .map((line) => line.replace(/ \/\S+;$/, ' <path>;'));
+    expect(directives(block).length).toBeGreaterThan(8);
+    expect(directives(block)).toEqual(
+      directives(mtlsServerBlock({ port: 1, upstreamPort: 2, dir: '/tmp/x' })),
+    );
   });
 });
