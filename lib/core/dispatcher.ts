@@ -1,5 +1,6 @@
 import type { EventRouter } from '../events/event-router';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import { MemoryStore } from '../idempotency/memory-store';
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
 import { eventAnswer, problemAnswer } from './answers';
@@ -53,6 +54,7 @@ export function createDispatcher(
 ): Dispatcher {
   const { timeoutMs, leaseMs, retentionMs, storeTimeoutMs, retryAfter, scope, store } = options;
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
+  const inMemory = store instanceof MemoryStore;
 
   const retryLater = (status: 409 | 503, slug: string, title: string, detail: string, after = retryAfter) =>
     new HttpProblem({ status, slug, title, detail, headers: { 'Retry-After': after } });
@@ -73,12 +75,10 @@ export function createDispatcher(
     late?: (value: T) => void,
   ): Promise<T> {
     try {
-      return withTimeout(
-        call(store as IdempotencyStore),
-        storeTimeoutMs,
-        `the idempotency store's ${what}`,
-        late,
-      );
+      const pending = call(store as IdempotencyStore);
+      // The in-memory store answers at once and cannot hang: no timer for it on the hot path.
+      if (inMemory) return pending;
+      return withTimeout(pending, storeTimeoutMs, `the idempotency store's ${what}`, late);
     } catch (error) {
       return Promise.reject(error);
     }
