@@ -1,4 +1,4 @@
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, ProxyTracerProvider, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
@@ -222,6 +222,32 @@ describe.each(DOORS)('tracing through $name', (door) => {
 });
 
 describe('with no SDK registered', () => {
+  it('asks no tracer for anything, not even the no-op one', async () => {
+    const quiet = createEventRouter().on('ag.access_pass.*', () => undefined);
+    const handler = createFetchHandler({ bearerTokens: [TOKEN], router: quiet, logger: false });
+    trace.disable();
+    const proxy = trace.getTracerProvider() as ProxyTracerProvider;
+    const spies = [
+      jest.spyOn(proxy, 'getTracer'),
+      jest.spyOn(proxy, 'getDelegateTracer'),
+      jest.spyOn(proxy.getDelegate(), 'getTracer'),
+    ];
+    try {
+      const answer = await handler(
+        new Request('http://127.0.0.1/webhooks', {
+          method: 'POST',
+          headers: delivery({}).headers,
+          body: JSON.stringify({ ...buildEvent('ag.access_pass.issued'), traceparent: eventTraceparent }),
+        }),
+      );
+      expect(answer.status).toBe(200);
+      for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      spies.forEach((spy) => spy.mockRestore());
+      trace.setGlobalTracerProvider(provider);
+    }
+  });
+
   it('emits nothing, and a later registration is picked up without rebuilding the receiver', async () => {
     const handler = createFetchHandler({ bearerTokens: [TOKEN], router, logger: false });
     const send = () =>
