@@ -117,7 +117,8 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     STORE_URL: options.storeUrl,
     LEDGER_DIR: ledgerDir,
     TIMEOUT_MS: '300',
-    LEASE_MS: '2000',
+    // Far above the slowest handler (about 3 × timeoutMs), so only a killed instance's lease ever runs out.
+    LEASE_MS: '5000',
     FAIL_RATE: '0.15',
     SLOW_RATE: '0.1',
   };
