@@ -53,6 +53,20 @@ describe('createTestCertificates', () => {
     expect(cert.verify(new X509Certificate(certs.ca.cert).publicKey)).toBe(true);
   });
 
+  it('says which optional peers to install when @peculiar/x509 is missing', async () => {
+    let load!: typeof createTestCertificates;
+    jest.isolateModules(() => {
+      jest.doMock('@peculiar/x509', () => {
+        throw new Error("Cannot find module '@peculiar/x509'");
+      });
+      ({ createTestCertificates: load } =
+        jest.requireActual<typeof import('service-webhooks/testing')>('service-webhooks/testing'));
+    });
+    await expect(load()).rejects.toThrow(
+      '[service-webhooks] createTestCertificates needs @peculiar/x509 and reflect-metadata: npm install --save-dev @peculiar/x509 reflect-metadata',
+    );
+  });
+
   it('works for a real mutual TLS handshake on 127.0.0.1 and localhost', async () => {
     const server = https.createServer(
       {

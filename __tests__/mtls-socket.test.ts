@@ -1,5 +1,12 @@
 import { createClientCertificateVerifier, type MtlsOptions } from '../lib/mtls';
-import { derBase64, fingerprintOf, mtlsFixtures, spkiOf, type MtlsFixtures } from './support/mtls-fixtures';
+import {
+  acceptedReply,
+  derBase64,
+  fingerprintOf,
+  mtlsFixtures,
+  spkiOf,
+  type MtlsFixtures,
+} from './support/mtls-fixtures';
 import { request, startHttpVerifierServer, startTlsVerifierServer } from './support/mtls-server';
 import type { TestCertificate } from 'service-webhooks/testing';
 
@@ -55,14 +62,7 @@ describe('client certificate from the TLS socket', () => {
   ];
   it.each(accepted)('accepts the pinned certificate by %s', async (_name, options) => {
     const reply = await present(options(), f.certs.client);
-    expect(reply).toEqual({
-      status: 200,
-      body: {
-        ok: true,
-        fingerprint: fingerprintOf(f.certs.client.cert),
-        subject: 'CN=service-webhooks test client',
-      },
-    });
+    expect(reply).toEqual(acceptedReply(f.certs.client.cert));
   });
 
   const refused: [string, () => MtlsOptions, () => TestCertificate, string][] = [

@@ -49,3 +49,13 @@ export const spkiOf = (pem: string): string =>
 
 /** The base64 DER body of a PEM certificate. */
 export const derBase64 = (pem: string): string => new X509Certificate(pem).raw.toString('base64');
+
+/** What a verifier server answers for an accepted certificate. */
+export const acceptedReply = (pem: string) => ({
+  status: 200,
+  body: {
+    ok: true,
+    fingerprint: fingerprintOf(pem),
+    subject: new X509Certificate(pem).subject.split('\n').join(', '),
+  },
+});
