@@ -73,9 +73,7 @@ export async function stageMicros(n = 100_000): Promise<Record<string, number>> 
     'UTF-8 check + decode': await measure(n, () => decodeUtf8(bytes)),
     'JSON.parse (+ proto scan)': await measure(n, () => parseJsonText(text)),
     'envelope (fast path, zod when unsure)': await measure(n, () => parseCloudEventEnvelope(parsed)),
-    'normalize + data (fast path)': await measure(n, () =>
-      normalizeEvent(envelope, envelope.data, envelope),
-    ),
+    'normalize + data (fast path)': await measure(n, () => normalizeEvent(envelope, envelope.data, envelope)),
     'per-type rules': await measure(n, () => checkEventRules(event.type, event.layout, event.data)),
     'key + token': await measure(n, (i) => idempotencyKey('', event.source, `evt_${i}`) + claimToken()),
     'MemoryStore claim + markDone': await measure(n, async () => {
