@@ -1,11 +1,10 @@
-import express from 'express';
 import { Pool } from 'pg';
-import { createEventRouter, webhookReceiver } from 'service-webhooks';
 import { OptionsError } from '../lib/options-error';
 import { PostgresStore, postgresSetupSql, type PostgresQueryable } from 'service-webhooks/postgres';
-import { deliverEvent, runStoreContract } from 'service-webhooks/testing';
+import { runStoreContract } from 'service-webhooks/testing';
 import { freePort } from './support/server-binary';
 import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
+import { receiverOn } from './support/store-receiver';
 
 const HOUR = 60 * 60 * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -126,33 +125,16 @@ describeWithPostgres('a receiver on PostgresStore while PostgreSQL goes away and
     try {
       const store = new PostgresStore({ pool });
       await store.setup();
-      const handled: string[] = [];
-      const router = createEventRouter().on(
-        'ag.hid_org.created',
-        async (event) => void handled.push(event.id),
-      );
-      const app = express();
-      app.use(
-        '/hooks',
-        webhookReceiver({ bearerTokens: ['tok'], router, idempotency: store, logger: false }),
-      );
-      const send = (id: string) =>
-        deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok', path: '/hooks', id });
-
+      const { handled, send, sendUntilAcknowledged, timed } = receiverOn(store);
       expect((await send('before')).status).toBe(200);
       await postgres.stop();
-      const started = Date.now();
-      const during = await send('during');
-      expect([during.status, during.headers['retry-after']]).toEqual([503, '30']);
-      expect(Date.now() - started).toBeLessThan(2_000);
+      const during = await timed('during');
+      expect([during.answer.status, during.answer.headers['retry-after']]).toEqual([503, '30']);
+      expect(during.ms).toBeLessThan(2_000);
       expect(handled).toEqual(['before']);
 
       await postgres.start();
-      let after = await send('during');
-      for (let i = 0; i < 50 && after.status !== 200; i++) {
-        await sleep(100);
-        after = await send('during');
-      }
+      const after = await sendUntilAcknowledged('during', 50);
       expect([after.status, after.body.status]).toEqual([200, 'processed']);
       expect((await send('before')).body.status).toBe('duplicate');
       expect(handled).toEqual(['before', 'during']);

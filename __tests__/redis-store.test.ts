@@ -1,13 +1,12 @@
-import express from 'express';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import type { IdempotencyStore } from '../lib/idempotency/idempotency-store';
 import { OptionsError } from '../lib/options-error';
-import { createEventRouter, webhookReceiver } from 'service-webhooks';
 import { RedisStore } from 'service-webhooks/redis';
-import { deliverEvent, runStoreContract } from 'service-webhooks/testing';
+import { runStoreContract } from 'service-webhooks/testing';
 import { freePort } from './support/server-binary';
 import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
+import { receiverOn } from './support/store-receiver';
 
 const HOUR = 60 * 60 * 1000;
 
@@ -158,33 +157,16 @@ describeWithRedis('a receiver on RedisStore while Redis goes away and comes back
       const redis = await startRedisServer();
       const { store, close } = await make(redis.port, true);
       try {
-        const handled: string[] = [];
-        const router = createEventRouter().on(
-          'ag.hid_org.created',
-          async (event) => void handled.push(event.id),
-        );
-        const app = express();
-        app.use(
-          '/hooks',
-          webhookReceiver({ bearerTokens: ['tok'], router, idempotency: store, logger: false }),
-        );
-        const send = (id: string) =>
-          deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok', path: '/hooks', id });
-
+        const { handled, send, sendUntilAcknowledged, timed } = receiverOn(store);
         expect((await send('before')).status).toBe(200);
         await redis.stop();
-        const started = Date.now();
-        const during = await send('during');
-        expect([during.status, during.headers['retry-after'], during.body.status]).toEqual([503, '30', 503]);
-        expect(Date.now() - started).toBeLessThan(2_000);
+        const during = await timed('during');
+        expect([during.answer.status, during.answer.headers['retry-after']]).toEqual([503, '30']);
+        expect(during.ms).toBeLessThan(2_000);
         expect(handled).toEqual(['before']);
 
         await redis.start();
-        let after = await send('during');
-        for (let i = 0; i < 100 && after.status !== 200; i++) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          after = await send('during');
-        }
+        const after = await sendUntilAcknowledged('during', 100);
         expect([after.status, after.body.status]).toEqual([200, 'processed']);
         expect((await send('during')).body.status).toBe('duplicate');
         expect(handled).toEqual(['before', 'during']);
@@ -202,39 +184,18 @@ describeWithRedis('a receiver on RedisStore while Redis stops answering', () => 
     const redis = await startRedisServer();
     const { store, close } = await nodeRedis(redis.port, true);
     try {
-      const handled: string[] = [];
-      const router = createEventRouter().on(
-        'ag.hid_org.created',
-        async (event) => void handled.push(event.id),
-      );
-      const app = express();
-      const options = {
-        bearerTokens: ['tok'],
-        router,
-        idempotency: store,
-        storeTimeoutMs: 300,
-        logger: false as const,
-      };
-      app.use('/hooks', webhookReceiver(options));
-      const send = (id: string) =>
-        deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok', path: '/hooks', id });
-
+      const { handled, send, sendUntilAcknowledged, timed } = receiverOn(store, { storeTimeoutMs: 300 });
       expect((await send('before')).status).toBe(200);
       redis.pause();
-      const started = Date.now();
-      const during = await send('frozen');
-      expect([during.status, during.headers['retry-after']]).toEqual([503, '30']);
-      expect(Date.now() - started).toBeLessThan(1_500);
+      const during = await timed('frozen');
+      expect([during.answer.status, during.answer.headers['retry-after']]).toEqual([503, '30']);
+      expect(during.ms).toBeLessThan(1_500);
       expect(handled).toEqual(['before']);
 
       redis.resume();
       // The claim Redis applies on waking holds the event under a token nobody runs; the receiver
       // releases it, or the event would wait a whole lease (60 s here) behind 409s.
-      let after = await send('frozen');
-      for (let i = 0; i < 30 && after.status !== 200; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        after = await send('frozen');
-      }
+      const after = await sendUntilAcknowledged('frozen', 30);
       expect([after.status, after.body.status]).toEqual([200, 'processed']);
       expect(handled).toEqual(['before', 'frozen']);
     } finally {
