@@ -149,7 +149,13 @@ const ROWS: Row[] = [
   {
     name: 'a broken per-type rule',
     request: delivery(issued('e', { details: undefined })),
-    record: refused(400, 'event-rule-violated'),
+    // Refused after its envelope was checked: the record names the event, not its layout.
+    record: {
+      ...refused(400, 'event-rule-violated'),
+      eventId: 'e',
+      type: 'ag.access_pass.issued',
+      source: SOURCE,
+    },
   },
   {
     name: 'an attempt header that is not a positive integer',

@@ -57,7 +57,7 @@ function decodeBase64Data(base64: string): unknown {
  */
 export function createEventReader(
   options: EventReaderOptions,
-): (request: WebhookRequest) => Promise<ReadEvent> {
+): (request: WebhookRequest, seen?: (envelope: CloudEventEnvelope) => void) => Promise<ReadEvent> {
   const { limit, bodyTimeoutMs, validation, log } = options;
   let warnedParsed = false;
 
@@ -74,12 +74,16 @@ export function createEventReader(
     return fromParsedBody(parsed.value);
   }
 
-  async function read(request: WebhookRequest): Promise<ReadEvent> {
+  async function read(
+    request: WebhookRequest,
+    seen: ((envelope: CloudEventEnvelope) => void) | undefined,
+  ): Promise<ReadEvent> {
     const binary = request.header('ce-specversion') !== undefined;
     checkContent(request.header('content-type'), request.header('content-encoding'), binary);
     const body = await readBody(request);
     const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
     const envelope = parseCloudEventEnvelope(raw);
+    seen?.(envelope);
     const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
     const event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
     if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {
@@ -109,9 +113,9 @@ export function createEventReader(
     return { envelope, event };
   }
 
-  return async function readEvent(request) {
+  return async function readEvent(request, seen) {
     try {
-      return await read(request);
+      return await read(request, seen);
     } catch (error) {
       throw error instanceof InvalidEventError ? invalidEventProblem(error) : error;
     }

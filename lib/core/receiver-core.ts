@@ -112,7 +112,12 @@ export function createReceiverCore(
       );
       throw unauthorized(check, retryAfter);
     }
-    const { envelope, event }: ReadEvent = await readEvent(request);
+    // Known as soon as the envelope is checked, so a 400 for the data still names its event.
+    const { envelope, event }: ReadEvent = await readEvent(request, (checked) => {
+      record.eventId = checked.id;
+      record.type = checked.type;
+      record.source = checked.source;
+    });
     span?.begin(envelope, event);
     record.eventId = event.id;
     record.type = event.type;

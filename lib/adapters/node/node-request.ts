@@ -19,6 +19,12 @@ export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): 
 /** Writes the core's answer; a response someone else already started is left alone. */
 export function writeAnswer(res: ServerResponse, answer: Answer): void {
   if (res.headersSent || res.writableEnded) return;
-  res.writeHead(answer.status, answer.headers);
-  res.end(answer.body);
+  try {
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
+  } catch {
+    // A socket gone or a response someone else half-wrote: nothing can be sent, and nothing may
+    // throw into the app's server (the Service sees no answer and retries).
+    res.destroy();
+  }
 }
