@@ -231,6 +231,25 @@ describe('client certificate from a trusted proxy header', () => {
     expect(JSON.stringify(reply.body)).not.toMatch(/-----BEGIN|MII/);
   });
 
+  it('answers each certificate for itself when one verifier reads many', async () => {
+    const server = await startHttpVerifierServer(createClientCertificateVerifier(pinned('nginx'), 'test'));
+    try {
+      const statuses = [];
+      for (const pem of [f.certs.client.cert, f.stranger.cert, f.certs.client.cert, f.next.cert]) {
+        const headers = { 'x-ssl-client-cert': nginxEscaped(pem), 'x-ssl-client-verify': 'SUCCESS' };
+        statuses.push((await request(server.url, { headers })).status);
+      }
+      const failed = {
+        'x-ssl-client-cert': nginxEscaped(f.certs.client.cert),
+        'x-ssl-client-verify': 'FAILED:revoked',
+      };
+      statuses.push((await request(server.url, { headers: failed })).status);
+      expect(statuses).toEqual([200, 403, 200, 403, 403]);
+    } finally {
+      await server.close();
+    }
+  });
+
   const foreign: [CertificateSource, string][] = [
     ['x-forwarded-client-cert', 'client-cert'],
     ['x-forwarded-client-cert', 'x-ssl-client-cert'],

@@ -8,7 +8,7 @@ import {
   type MtlsFixtures,
 } from './support/mtls-fixtures';
 import { request, startHttpVerifierServer, startTlsVerifierServer } from './support/mtls-server';
-import type { TestCertificate } from 'service-webhooks/testing';
+import { issueTestCertificate, type TestCertificate } from 'service-webhooks/testing';
 
 let f: MtlsFixtures;
 beforeAll(async () => {
@@ -158,6 +158,33 @@ describe('client certificate from the TLS socket', () => {
       expect((reply.body as { detail: string }).detail).toContain(name);
     },
   );
+
+  it('keeps answering each certificate for itself when one verifier sees many, and honours the end of validity', async () => {
+    const shortLived = await issueTestCertificate(f.certs.ca, { notAfter: new Date(Date.now() + 30_000) });
+    const verifier = createClientCertificateVerifier({ ca: f.certs.ca.cert }, 'test');
+    const server = await startTlsVerifierServer(f.certs, verifier);
+    const now = jest.spyOn(Date, 'now');
+    try {
+      const statuses = async (...clients: TestCertificate[]) => {
+        const replies = [];
+        for (const client of clients)
+          replies.push((await request(server.url, { ca: f.certs.ca.cert, ...client })).status);
+        return replies;
+      };
+      expect(await statuses(f.certs.client, f.stranger, f.certs.client, shortLived, f.stranger)).toEqual([
+        200, 403, 200, 200, 403,
+      ]);
+      // A check is reused for a while, but never past the certificate's notAfter.
+      const later = Date.now() + 31_000;
+      now.mockImplementation(() => later);
+      const reply = await request(server.url, { ca: f.certs.ca.cert, ...shortLived });
+      expect(reply.body).toMatchObject({ slug: 'client-certificate-expired' });
+      expect(await statuses(f.certs.client)).toEqual([200]);
+    } finally {
+      now.mockRestore();
+      await server.close();
+    }
+  });
 
   it('answers 401 on a connection without TLS', async () => {
     const server = await startHttpVerifierServer(

@@ -6,8 +6,8 @@ export interface CertificateFacts {
   fingerprint: string;
   /** The same, lowercase hex without colons, for comparison. */
   fingerprintHex: string;
-  /** SHA-256 of the DER SubjectPublicKeyInfo, lowercase hex. */
-  spkiHex: string;
+  /** SHA-256 of the DER SubjectPublicKeyInfo, lowercase hex; only computed when asked for (it is slow). */
+  spkiHex: string | undefined;
   /** The subject's attributes joined with ", " (`O=Acme, CN=webhooks`). */
   subject: string;
   /** What `subjects` matchers are tried against: CN, subject, SANs typed and bare. */
@@ -38,12 +38,15 @@ function subjectAltNames(text: string | undefined): { typed: string; bare: strin
   return entries;
 }
 
-/** Reads the facts of one certificate: two hashes and a few strings. */
-export function certificateFacts(cert: X509Certificate): CertificateFacts {
-  const fingerprintHex = createHash('sha256').update(cert.raw).digest('hex');
-  const spkiHex = createHash('sha256')
-    .update(cert.publicKey.export({ type: 'spki', format: 'der' }))
-    .digest('hex');
+/** Reads the facts of one certificate: its hashes (the public key's only when `withSpki`) and names. */
+export function certificateFacts(cert: X509Certificate, withSpki: boolean): CertificateFacts {
+  // Node computes fingerprint256 natively, without copying the DER out.
+  const fingerprint = cert.fingerprint256;
+  const spkiHex = withSpki
+    ? createHash('sha256')
+        .update(cert.publicKey.export({ type: 'spki', format: 'der' }))
+        .digest('hex')
+    : undefined;
   const attributes = cert.subject.split('\n').filter((line) => line !== '');
   const subject = attributes.join(', ');
   const commonNames = attributes
@@ -51,8 +54,8 @@ export function certificateFacts(cert: X509Certificate): CertificateFacts {
     .map((line) => unquote(line.slice(3)));
   const sans = subjectAltNames(cert.subjectAltName);
   return {
-    fingerprint: (fingerprintHex.toUpperCase().match(/../g) as string[]).join(':'),
-    fingerprintHex,
+    fingerprint,
+    fingerprintHex: fingerprint.replace(/:/g, '').toLowerCase(),
     spkiHex,
     subject,
     names: [...commonNames, subject, ...sans.flatMap((san) => [san.typed, san.bare])],

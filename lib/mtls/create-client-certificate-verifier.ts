@@ -1,5 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
 import { certificateFacts } from './certificate-facts';
+import { createCheckCache } from './check-cache';
 import { untrustedHeaders } from './certificate-headers';
 import { chainsTo, validityProblem } from './check-validity';
 import type {
@@ -29,8 +30,9 @@ function judge(
   leaf: X509Certificate,
   intermediates: X509Certificate[],
   tlsVerified: boolean,
+  now: number,
 ): CertificateCheck {
-  const facts = certificateFacts(leaf);
+  const facts = certificateFacts(leaf, mtls.spki.size > 0);
   const deny = (slug: string, detail: string): CertificateCheck => ({
     ok: false,
     status: 403,
@@ -39,7 +41,6 @@ function judge(
     fingerprint: facts.fingerprint,
     subject: facts.subject,
   });
-  const now = Date.now();
   const dates = validityProblem(leaf, now);
   if (dates === 'expired') {
     return deny(
@@ -63,7 +64,7 @@ function judge(
       "Only mtls.subjects is set and nothing verified this certificate's chain: add mtls.ca or a pin, or let the TLS server (ca, rejectUnauthorized) or the proxy verify it.",
     );
   }
-  if (pinned && !mtls.fingerprints.has(facts.fingerprintHex) && !mtls.spki.has(facts.spkiHex)) {
+  if (pinned && !mtls.fingerprints.has(facts.fingerprintHex) && !mtls.spki.has(facts.spkiHex as string)) {
     return deny(
       'client-certificate-not-pinned',
       'The client certificate matches none of mtls.fingerprints and mtls.spki; if the Service rotated its certificate, add the fingerprint shown here.',
@@ -94,6 +95,7 @@ export function createClientCertificateVerifier(
   const untrusted = untrustedHeaders(mtls.from);
   const read = READERS[mtls.from];
   const source = mtls.from === 'socket' ? 'the TLS connection' : `the ${mtls.from} header`;
+  const cache = createCheckCache(mtls.from);
   return {
     from: mtls.from,
     check: function checkClientCertificate(request) {
@@ -106,14 +108,25 @@ export function createClientCertificateVerifier(
           detail: `The request carries a ${name} header, but this receiver reads client certificates from ${source}, so that header is not believed. Strip it at your proxy, or set mtls.from if your proxy sets it.`,
         };
       }
+      const now = Date.now();
+      const key = cache.keyOf(request);
+      const known = key === undefined ? undefined : cache.get(key, now);
+      if (known !== undefined) return known;
       const presented = read(request);
       if (presented.kind === 'absent') {
         return { ok: false, status: 401, slug: 'missing-client-certificate', detail: presented.detail };
       }
+      let check: CertificateCheck;
+      let validTo = Number.POSITIVE_INFINITY;
       if (presented.kind === 'refused') {
-        return { ok: false, status: 403, slug: presented.slug, detail: presented.detail };
+        check = { ok: false, status: 403, slug: presented.slug, detail: presented.detail };
+      } else {
+        const { leaf, intermediates, tlsVerified } = presented;
+        check = judge(mtls, leaf, intermediates, tlsVerified ?? false, now);
+        validTo = Date.parse(leaf.validTo);
       }
-      return judge(mtls, presented.leaf, presented.intermediates, presented.tlsVerified ?? false);
+      if (key !== undefined) cache.set(key, check, now, validTo);
+      return check;
     },
   };
 }

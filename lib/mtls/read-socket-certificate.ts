@@ -1,45 +1,46 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import { MAX_CHAIN } from './parse-certificates';
 import type { PresentedCertificate } from './presented-certificate';
 
-interface PeerCertificateLike {
-  raw?: Buffer;
-  issuerCertificate?: PeerCertificateLike;
-}
-
 interface TlsSocketLike {
-  getPeerCertificate(detailed: boolean): PeerCertificateLike | null;
+  getPeerX509Certificate(): X509Certificate | undefined;
   authorized?: boolean;
 }
 
-function isTlsSocket(socket: unknown): socket is TlsSocketLike {
-  return typeof (socket as TlsSocketLike | undefined)?.getPeerCertificate === 'function';
+/** The node TLS socket a request came on, or undefined when it did not come over TLS. */
+export function tlsSocketOf(socket: unknown): TlsSocketLike | undefined {
+  const tls = socket as TlsSocketLike | undefined;
+  return typeof tls?.getPeerX509Certificate === 'function' ? tls : undefined;
 }
 
-/** The certificate the client presented in the TLS handshake, with the chain Node linked to it. */
+/**
+ * The certificate the client presented in the TLS handshake, with the chain Node linked to it.
+ * `getPeerX509Certificate()` wraps what OpenSSL already holds: no DER is copied or parsed again.
+ */
 export function readSocketCertificate(socket: unknown): PresentedCertificate {
-  if (!isTlsSocket(socket)) {
+  const tls = tlsSocketOf(socket);
+  if (tls === undefined) {
     return {
       kind: 'absent',
       detail:
         'The request did not arrive over TLS, so it has no client certificate. Serve it with https.createServer({ requestCert: true, ... }), or set mtls.from to the header your TLS-terminating proxy forwards.',
     };
   }
-  const peer = socket.getPeerCertificate(true);
-  if (peer?.raw === undefined) {
+  const leaf = tls.getPeerX509Certificate();
+  if (leaf === undefined) {
     return {
       kind: 'absent',
       detail:
         'No client certificate was presented in the TLS handshake; the server must ask for one (requestCert: true) and the client must send its certificate and key.',
     };
   }
-  const leaf = new X509Certificate(peer.raw);
   const intermediates: X509Certificate[] = [];
   // A self-signed issuer points at itself: the walk stops there, and after MAX_CHAIN links at most.
-  for (let link = peer; link.issuerCertificate !== undefined && link.issuerCertificate !== link;) {
-    link = link.issuerCertificate;
-    if (link.raw === undefined || intermediates.length === MAX_CHAIN) break;
-    intermediates.push(new X509Certificate(link.raw));
+  for (let link = leaf.issuerCertificate; link !== undefined && intermediates.length < MAX_CHAIN;) {
+    intermediates.push(link);
+    const next = link.issuerCertificate;
+    if (next === undefined || next.fingerprint256 === link.fingerprint256) break;
+    link = next;
   }
-  return { kind: 'certificate', leaf, intermediates, tlsVerified: socket.authorized === true };
+  return { kind: 'certificate', leaf, intermediates, tlsVerified: tls.authorized === true };
 }
