@@ -137,6 +137,28 @@ describe('the emulator delivering to mtls webhooks over real TLS', () => {
   });
 });
 
+describe('the emulator over TLS, bounded', () => {
+  it('gives up on a receiver that never answers within attemptTimeoutMs, and says so', async () => {
+    const silent = https.createServer(
+      { cert: f.certs.server.cert, key: f.certs.server.key },
+      () => undefined,
+    );
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    open.push({
+      close: () => (silent.closeAllConnections(), new Promise((resolve) => silent.close(resolve))),
+    });
+    const emu = await emulator({ attemptTimeoutMs: 300, mtls: { ca: f.certs.ca.cert } });
+    const started = Date.now();
+    const webhook = await register(emu, `https://127.0.0.1:${(silent.address() as AddressInfo).port}/hooks`);
+    expect(webhook.lastHandshake).toMatchObject({
+      verified: false,
+      status: null,
+      reason: 'timed out after 300 ms',
+    });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
+
 describe('ag.webhook.cert_expiring', () => {
   async function expiringIn(days: number): Promise<TestCertificate> {
     return issueTestCertificate(f.certs.ca, {

@@ -83,6 +83,8 @@ export function postOverTls(
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
+      // An answer cut short errors here and then closes: the 'close' below settles the attempt.
+      res.on('error', () => undefined);
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
         // A receiver's answer is only read to show it and to check a handshake echo: it is cut, not kept whole.
