@@ -8,6 +8,7 @@ import {
   sendHandshake,
 } from 'service-webhooks/testing';
 import { createApp } from './fixtures/user-app';
+import { parseBlocks, typeErrors } from './support/readme-blocks';
 
 describe('the README example, as a user writes it', () => {
   // README:start
@@ -177,5 +178,38 @@ describe('sendEvent and sendHandshake', () => {
     expect(seen[0]?.headers.authorization).toBeUndefined();
     expect(seen[1]?.headers['x-service-webhook-challenge']).toBe('c1');
     expect(JSON.parse(seen[1]?.body ?? '')).toEqual({ challenge: 'c1' });
+  });
+});
+
+describe('the test kit in a project with exactOptionalPropertyTypes', () => {
+  it('takes options and overrides that may be undefined, as such projects pass them', () => {
+    const [block] = parseBlocks(
+      [
+        '```ts',
+        "import express from 'express';",
+        "import { buildEvent, deliverEvent, sendHandshake } from 'service-webhooks/testing';",
+        'declare const maybe: string | undefined;',
+        "buildEvent('ag.hid_org.created', { hid_org_id: maybe }, { id: maybe, time: maybe, layout: undefined });",
+        "buildEvent('ag.hid_org.created', { access_pass_id: maybe }, { layout: 'B', origin: maybe });",
+        "void deliverEvent(express(), 'ag.hid_org.created', {}, { token: maybe, path: maybe });",
+        'void sendHandshake(express(), { challenge: maybe, token: maybe });',
+        '```',
+      ].join('\n'),
+    );
+    expect(typeErrors(block === undefined ? [] : [block]).get(block?.file ?? '')).toEqual([]);
+  }, 120_000);
+
+  it('treats an option set to undefined as left out', async () => {
+    const event = buildEvent(
+      'ag.hid_org.created',
+      {},
+      { id: undefined, layout: undefined, origin: undefined },
+    );
+    expect(event.source).toBe('/service/access-grid');
+    const app = express().use(
+      webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: false }),
+    );
+    await deliverEvent(app, 'ag.hid_org.created', {}, { token: 't', path: undefined }).expect(200);
+    await sendHandshake(app, { challenge: undefined }).expect(200);
   });
 });

@@ -9,15 +9,15 @@ import type { DataOverrides } from './event-overrides';
 
 export interface BuildEventOptions<L extends Layout = Layout> {
   /** `'A'` (current, with `dataschema`) or `'B'` (earlier flat layout). Defaults to `'A'`. */
-  layout?: L;
+  layout?: L | undefined;
   /** The event id. Defaults to a fresh UUID. */
-  id?: string;
+  id?: string | undefined;
   /** RFC 3339 time. Defaults to now. */
-  time?: string;
+  time?: string | undefined;
   /** Layout A's `source` is `/service/<origin>`. Defaults to `'access-grid'`. */
-  origin?: string;
+  origin?: string | undefined;
   /** Base of layout A's `dataschema` URL. Defaults to `'https://service.example'`. */
-  schemaBaseUrl?: string;
+  schemaBaseUrl?: string | undefined;
 }
 
 export const BUILD_OPTION_KEYS: readonly string[] = ['layout', 'id', 'time', 'origin', 'schemaBaseUrl'];

@@ -33,9 +33,9 @@ function request(target: Target): ReturnType<Supertest> {
 
 export interface SendOptions {
   /** The bearer token sent as `Authorization: Bearer <token>`; omit it to send none. */
-  token?: string;
+  token?: string | undefined;
   /** Path the receiver is mounted at. Defaults to `'/'`. */
-  path?: string;
+  path?: string | undefined;
 }
 
 const SEND_OPTION_KEYS: readonly string[] = ['token', 'path'];
@@ -77,7 +77,7 @@ export function deliverEvent<T extends EventType, L extends Layout = 'A'>(
 
 export interface HandshakeOptions extends SendOptions {
   /** The challenge. Defaults to a random token. */
-  challenge?: string;
+  challenge?: string | undefined;
 }
 
 /** Sends the verification handshake of spec 5.3; a passing receiver echoes `challenge`. */
