@@ -42,3 +42,20 @@ export interface DeliveryRecord {
 export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
   onRequestStart?: () => unknown;
 };
+
+/** A record as it starts: nothing read yet, `rejected` until a later stage says otherwise. */
+export function newDeliveryRecord(attemptHeader: string | undefined): DeliveryRecord {
+  const attempt = attemptHeader === undefined ? NaN : Number(attemptHeader);
+  return {
+    eventId: null,
+    type: null,
+    source: null,
+    layout: null,
+    outcome: 'rejected',
+    status: 0,
+    problem: null,
+    durationMs: 0,
+    handlerMs: null,
+    attempt: Number.isSafeInteger(attempt) && attempt > 0 ? attempt : null,
+  };
+}

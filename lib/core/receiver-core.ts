@@ -1,7 +1,10 @@
 import { problemAnswer } from './answers';
+import { callContained } from './call-contained';
+import { drain, type DrainResult } from './drain';
 import { startDeliverySpan, type DeliverySpan } from '../observability/delivery-span';
 import { OptionsError } from '../options-error';
-import type { DeliveryRecord } from './delivery-record';
+import { newDeliveryRecord, type DeliveryRecord } from './delivery-record';
+import { INTERNAL, NOT_ALLOWED } from './core-problems';
 import { createDispatcher, type DispatchResult } from './dispatcher';
 import { certificateStep } from './client-certificate-auth';
 import { answerHandshake } from './handshake';
@@ -13,19 +16,12 @@ import { resolveReceiverOptions } from './resolve-receiver-options';
 import { unauthorized } from './unauthorized';
 import type { Answer, WebhookRequest } from './webhook-request';
 
+export type { DrainResult };
+
 /** What one request came to: the answer to write, and the record to report once it is written. */
 export interface Handled {
   answer: Answer;
   record: DeliveryRecord;
-}
-
-/** What `drain()` found: whether everything settled within its bound, and what was still running. */
-export interface DrainResult {
-  drained: boolean;
-  /** Requests still being read, checked or answered. */
-  requests: number;
-  /** Ids of events whose handlers were still running. */
-  running: string[];
 }
 
 export interface ReceiverCore {
@@ -38,27 +34,6 @@ export interface ReceiverCore {
    * settled, or after `timeoutMs`; call it on shutdown, after the server stops accepting.
    */
   drain(options?: { timeoutMs?: number }): Promise<DrainResult>;
-}
-
-const NOT_ALLOWED = new HttpProblem({
-  status: 405,
-  slug: 'method-not-allowed',
-  title: 'Method Not Allowed',
-  detail: 'The webhook receiver only accepts POST.',
-  headers: { Allow: 'POST' },
-  closeConnection: true,
-});
-const INTERNAL = new HttpProblem({
-  status: 500,
-  slug: 'internal-error',
-  title: 'Internal Server Error',
-  detail: 'The receiver failed while handling this delivery; the Service will retry it.',
-});
-
-function attemptOf(request: WebhookRequest): number | null {
-  const header = request.header('x-service-webhook-attempt');
-  const attempt = header === undefined ? NaN : Number(header);
-  return Number.isSafeInteger(attempt) && attempt > 0 ? attempt : null;
 }
 
 /** The receiver with no transport: handshake, auth, bounded read, envelope, dispatch, one record per request. */
@@ -156,18 +131,7 @@ export function createReceiverCore(
   async function handle(request: WebhookRequest): Promise<Handled> {
     if (onRequestStart !== undefined) contained('onDelivery.onRequestStart', onRequestStart);
     const started = performance.now();
-    const record: DeliveryRecord = {
-      eventId: null,
-      type: null,
-      source: null,
-      layout: null,
-      outcome: 'rejected',
-      status: 0,
-      problem: null,
-      durationMs: 0,
-      handlerMs: null,
-      attempt: attemptOf(request),
-    };
+    const record = newDeliveryRecord(request.header('x-service-webhook-attempt'));
     // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
     const span = startDeliverySpan(request, started);
     const work = pipeline(request, record, span).then(undefined, (error: unknown) => failure(error, record));
@@ -184,44 +148,15 @@ export function createReceiverCore(
     return { answer, record };
   }
 
-  /** Calls a hook of the application's: what it throws or rejects is logged, never passed on. */
   function contained(what: string, call: () => unknown): void {
-    const failed = (error: unknown) =>
-      warn('error', 'on-delivery', { err: error }, `${what} threw; the answer was not affected`);
-    try {
-      const result: unknown = call();
-      if (typeof (result as Promise<unknown> | undefined)?.then === 'function')
-        (result as Promise<unknown>).then(undefined, failed);
-    } catch (error) {
-      failed(error);
-    }
+    callContained(call, (error) =>
+      warn('error', 'on-delivery', { err: error }, `${what} threw; the answer was not affected`),
+    );
   }
 
   function report(record: DeliveryRecord): void {
     if (onDelivery !== undefined) contained('onDelivery', () => onDelivery(record));
   }
 
-  async function drain(drainOptions: { timeoutMs?: number } = {}): Promise<DrainResult> {
-    const timeoutMs = drainOptions.timeoutMs ?? Number.POSITIVE_INFINITY;
-    const deadline = Date.now() + timeoutMs;
-    const settled = (async () => {
-      while (requests.size > 0 || dispatcher.running().length > 0) {
-        await Promise.allSettled([...requests]);
-        await dispatcher.idle();
-      }
-    })();
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      settled.then(() => true),
-      Number.isFinite(timeoutMs)
-        ? new Promise<boolean>(
-            (resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), false)),
-          )
-        : new Promise<boolean>(() => undefined),
-    ]);
-    clearTimeout(timer);
-    return { drained, requests: requests.size, running: dispatcher.running() };
-  }
-
-  return { handle, report, drain };
+  return { handle, report, drain: (drainOptions) => drain(requests, dispatcher, drainOptions) };
 }

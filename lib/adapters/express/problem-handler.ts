@@ -1,18 +1,12 @@
 import type { ErrorRequestHandler } from 'express';
 import { checkOptionKeys } from '../../check-option-keys';
 import { problemAnswer } from '../../core/answers';
+import { INTERNAL } from '../../core/core-problems';
 import { HttpProblem } from '../../core/http-problem';
 import { resolveLogger, type Logger } from '../../logger';
 import { writeAnswer } from '../node/node-request';
 
-const INTERNAL = problemAnswer(
-  new HttpProblem({
-    status: 500,
-    slug: 'internal-error',
-    title: 'Internal Server Error',
-    detail: 'The receiver failed while handling this delivery; the Service will retry it.',
-  }),
-);
+const INTERNAL_ANSWER = problemAnswer(INTERNAL);
 
 export interface ProblemHandlerOptions {
   /** Where unexpected errors are logged. Defaults to the console. */
@@ -32,6 +26,6 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
     if (error instanceof HttpProblem) return writeAnswer(res, problemAnswer(error));
     // The logger is contained: it cannot throw here and send us to Express's final handler.
     log.error({ err: error }, 'unexpected error in the receiver; answering 500');
-    writeAnswer(res, INTERNAL);
+    writeAnswer(res, INTERNAL_ANSWER);
   };
 }
