@@ -1,8 +1,6 @@
-import type { X509Certificate } from 'node:crypto';
-import { certificateFacts } from './certificate-facts';
 import { createCheckCache } from './check-cache';
 import { untrustedHeaders } from './certificate-headers';
-import { chainsTo, validityProblem } from './check-validity';
+import { judgeCertificate } from './judge-certificate';
 import type {
   CertificateCheck,
   CertificateRequest,
@@ -15,7 +13,7 @@ import { readClientCert } from './read-client-cert';
 import { readAwsAlb, readNginx } from './read-proxy-pem';
 import { readSocketCertificate } from './read-socket-certificate';
 import { readXfcc } from './read-xfcc';
-import { resolveMtlsOptions, type ResolvedMtls } from './resolve-mtls-options';
+import { resolveMtlsOptions } from './resolve-mtls-options';
 
 const READERS: Record<CertificateSource, (request: CertificateRequest) => PresentedCertificate> = {
   socket: (request) => readSocketCertificate(request.socket),
@@ -25,62 +23,12 @@ const READERS: Record<CertificateSource, (request: CertificateRequest) => Presen
   'aws-alb': (request) => readAwsAlb(request.header),
 };
 
-function judge(
-  mtls: ResolvedMtls,
-  leaf: X509Certificate,
-  intermediates: X509Certificate[],
-  tlsVerified: boolean,
-  now: number,
-): CertificateCheck {
-  const facts = certificateFacts(leaf, mtls.spki.size > 0);
-  const deny = (slug: string, detail: string): CertificateCheck => ({
-    ok: false,
-    status: 403,
-    slug,
-    detail,
-    fingerprint: facts.fingerprint,
-    subject: facts.subject,
-  });
-  const dates = validityProblem(leaf, now);
-  if (dates === 'expired') {
-    return deny(
-      'client-certificate-expired',
-      `The client certificate expired on ${new Date(leaf.validTo).toISOString()}.`,
-    );
-  }
-  if (dates === 'not-yet-valid') {
-    return deny(
-      'client-certificate-not-yet-valid',
-      `The client certificate is valid only from ${new Date(leaf.validFrom).toISOString()}.`,
-    );
-  }
-  const pinned = mtls.fingerprints.size + mtls.spki.size > 0;
-  if (mtls.cas.length > 0 && !chainsTo(leaf, intermediates, mtls.cas, now)) {
-    return deny('untrusted-client-certificate', 'The client certificate does not chain to a CA in mtls.ca.');
-  }
-  if (!pinned && mtls.cas.length === 0 && !tlsVerified) {
-    return deny(
-      'untrusted-client-certificate',
-      "Only mtls.subjects is set and nothing verified this certificate's chain: add mtls.ca or a pin, or let the TLS server (ca, rejectUnauthorized) or the proxy verify it.",
-    );
-  }
-  if (pinned && !mtls.fingerprints.has(facts.fingerprintHex) && !mtls.spki.has(facts.spkiHex as string)) {
-    return deny(
-      'client-certificate-not-pinned',
-      'The client certificate matches none of mtls.fingerprints and mtls.spki; if the Service rotated its certificate, add the fingerprint shown here.',
-    );
-  }
-  if (
-    mtls.subjects.length > 0 &&
-    !facts.names.some((name) => mtls.subjects.some((matches) => matches(name)))
-  ) {
-    return deny(
-      'client-certificate-subject-mismatch',
-      "The client certificate's names match none of mtls.subjects.",
-    );
-  }
-  return { ok: true, fingerprint: facts.fingerprint, subject: facts.subject };
-}
+const UNCHECKABLE = {
+  ok: false,
+  status: 403,
+  slug: 'unreadable-client-certificate',
+  detail: 'The client certificate could not be checked (an unsupported key or signature algorithm?).',
+} as const;
 
 /**
  * Checks client certificates against `options`, all parsed once here. `where` names the factory in
@@ -122,7 +70,12 @@ export function createClientCertificateVerifier(
         check = { ok: false, status: 403, slug: presented.slug, detail: presented.detail };
       } else {
         const { leaf, intermediates, tlsVerified } = presented;
-        check = judge(mtls, leaf, intermediates, tlsVerified ?? false, now);
+        try {
+          check = judgeCertificate(mtls, leaf, intermediates, tlsVerified ?? false, now);
+        } catch {
+          // A key type or extension OpenSSL cannot work with: refused, never a 500 and never a pass.
+          check = { ...UNCHECKABLE, fingerprint: leaf.fingerprint256 };
+        }
         validTo = Date.parse(leaf.validTo);
       }
       if (key !== undefined) cache.set(key, check, now, validTo);
