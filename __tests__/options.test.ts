@@ -1,6 +1,7 @@
 import {
   bearerAuth,
   challengeHandshake,
+  clientCertificateAuth,
   createEventRouter,
   createFetchHandler,
   createNodeHandler,
@@ -27,6 +28,7 @@ type Build = (options: Record<string, unknown>) => unknown;
 
 const router = createEventRouter();
 const receiver = { bearerTokens: ['tok_1'], router, logger: false };
+const mtls = { from: 'client-cert', fingerprints: ['ab'.repeat(32)] };
 const unsent = 'http://127.0.0.1:9'; // the send helpers check options before any request is made
 
 const FACTORIES: Record<string, { build: Build; valid: Record<string, unknown> }> = {
@@ -35,6 +37,7 @@ const FACTORIES: Record<string, { build: Build; valid: Record<string, unknown> }
   createFetchHandler: { build: (o) => createFetchHandler(o as never), valid: receiver },
   challengeHandshake: { build: (o) => challengeHandshake(o as never), valid: { logger: false } },
   bearerAuth: { build: (o) => bearerAuth(o as never), valid: { tokens: ['tok_1'] } },
+  clientCertificateAuth: { build: (o) => clientCertificateAuth(o as never), valid: mtls },
   readCloudEvent: { build: (o) => readCloudEvent(o as never), valid: { logger: false } },
   dispatchEvent: { build: (o) => dispatchEvent(router, o as never), valid: { logger: false } },
   problemHandler: { build: (o) => problemHandler(o as never), valid: { logger: false } },
@@ -90,6 +93,8 @@ describe('an unknown option name is refused with a "did you mean" hint', () => {
     ['challengeHandshake', { requireTokens: true }, 'requireToken'],
     ['challengeHandshake', { loger: false }, 'logger'],
     ['bearerAuth', { token: 'tok_2' }, 'tokens'],
+    ['clientCertificateAuth', { fingerprint: ['ab'] }, 'fingerprints'],
+    ['clientCertificateAuth', { subject: ['CN=x'] }, 'subjects'],
     ['readCloudEvent', { limits: '1mb' }, 'limit'],
     ['readCloudEvent', { validate: 'lenient' }, 'validation'],
     ['readCloudEvent', { bodyTimeout: 500 }, 'bodyTimeoutMs'],
@@ -118,7 +123,10 @@ describe('an unknown option name is refused with a "did you mean" hint', () => {
       const [key] = Object.keys(bad);
       const error = thrownBy(name, bad);
       expect(error.code).toBe('ERR_SW_OPTION');
-      expect(error.message).toMatch(new RegExp(`^\\[service-webhooks\\] ${name}: unknown option "${key}"`));
+      // The mTLS options are named as such: "clientCertificateAuth mtls: unknown option …".
+      expect(error.message).toMatch(
+        new RegExp(`^\\[service-webhooks\\] ${name}( mtls)?: unknown option "${key}"`),
+      );
       expect(error.message).toContain(`did you mean "${hint}"?`);
       // The message lists what is accepted, so the fix needs no trip to the docs.
       expect(error.message).toContain(`Known options: `);
@@ -152,6 +160,15 @@ describe('an unknown option name is refused with a "did you mean" hint', () => {
       expect(thrownBy(name, bad).message).toContain(`did you mean "${hint}"?`);
     },
   );
+
+  it.each([
+    ['webhookReceiver', { mtls: { ...mtls, fingerprint: ['ab'] } }, 'fingerprint', 'fingerprints'],
+    ['createNodeHandler', { mtls: { ...mtls, from: 'socket', cas: 'PEM' } }, 'cas', 'ca'],
+    ['createFetchHandler', { mtls: { ...mtls, spkis: ['x'] } }, 'spkis', 'spki'],
+  ] as const)('%s %j → a hint inside mtls too', (name, bad, key, hint) => {
+    const error = thrownBy(name, bad);
+    expect(error.message).toContain(`${name} mtls: unknown option "${key}"; did you mean "${hint}"?`);
+  });
 
   it.each(Object.keys(FACTORIES).filter((name) => !broken.has(name)))(
     '%s refuses a name like no option at all, listing the known ones',
@@ -200,6 +217,13 @@ describe('a bad option value is refused at construction, with its rule', () => {
     ['challengeHandshake', { logger: 42 }, 'ERR_SW_LOGGER', /logger/],
     ['bearerAuth', { tokens: undefined }, 'ERR_SW_TOKENS', /non-empty array/],
     ['bearerAuth', { tokens: [42] }, 'ERR_SW_TOKENS', /must be a non-empty string \(got number\)/],
+    ['clientCertificateAuth', { from: 'envoy' }, 'ERR_SW_MTLS', /mtls\.from must be one of 'socket'/],
+    [
+      'clientCertificateAuth',
+      { fingerprints: undefined },
+      'ERR_SW_MTLS',
+      /at least one of fingerprints, spki/,
+    ],
     ['readCloudEvent', { limit: '500k' }, 'ERR_SW_LIMIT', /b, kb, mb, gb/],
     ['readCloudEvent', { validation: 'STRICT' }, 'ERR_SW_VALIDATION', /'strict' or 'lenient'/],
     ['dispatchEvent', { idempotency: { claim: () => 'claimed' } }, 'ERR_SW_STORE', /markDone/],
