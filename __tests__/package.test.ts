@@ -96,6 +96,33 @@ describe('the packed tarball', () => {
     expect(stack).toMatch(/package\/lib\/core\/resolve-receiver-options\.ts:\d+:\d+/);
   }, 60_000);
 
+  it("loads neither the cloudevents SDK nor supertest on require('service-webhooks'), in plain node", () => {
+    const unpacked = path.join(work, 'unpacked-require');
+    mkdirSync(unpacked, { recursive: true });
+    run('tar', ['-xzf', tarball, '-C', unpacked], work);
+    const probe = (entry: string) =>
+      JSON.parse(
+        execFileSync(
+          'node',
+          [
+            '-e',
+            `require('./package/dist/${entry}'); console.log(JSON.stringify([...new Set(Object.keys(require.cache).map((f) => /node_modules\\/((@[^/]+\\/)?[^/]+)/.exec(f)?.[1]).filter(Boolean))].sort()))`,
+          ],
+          {
+            cwd: unpacked,
+            encoding: 'utf8',
+            env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') },
+          },
+        ),
+      ) as string[];
+    const main = probe('index.js');
+    expect(main).not.toContain('cloudevents');
+    expect(main).not.toContain('supertest');
+    expect(main).not.toContain('express');
+    // The probe sees a load when there is one: the test kit does load the SDK.
+    expect(probe('testing/index.js')).toContain('cloudevents');
+  }, 60_000);
+
   it('works from require() in a CommonJS app, test kit included, without supertest installed', () => {
     const dir = app('cjs-app', { type: 'commonjs' }, ['express@5']);
     copyFileSync(path.join(FIXTURES, 'cjs-app.js'), path.join(dir, 'index.js'));
