@@ -2,18 +2,7 @@ import express from 'express';
 import { createEventRouter, EVENT_TYPES, webhookReceiver, type EventType } from '../lib';
 import { buildEvent, DELIVERY_HEADERS, type DeliveryEnvelope } from '../lib/testing';
 import { listen } from './support/listen';
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from './support/seeded';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const TOKEN = 'tok_faults';
