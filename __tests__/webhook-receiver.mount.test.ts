@@ -1,6 +1,7 @@
 import express from 'express';
 import { createEventRouter, webhookReceiver } from 'service-webhooks';
 import { deliverEvent, sendHandshake } from 'service-webhooks/testing';
+import { captureLogger } from './support/capture-logger';
 
 // `app.use('/webhooks', receiver)` answers the mounted path itself; every other sub-path falls through
 // to the app's next route (issue 11: it used to answer `POST /webhooks/anything` with 200 processed).
@@ -52,4 +53,42 @@ it('passes a sub-path on inside a nested router, whatever its own route', async 
   expect(handled).toEqual([]);
   await deliver(app, '/api/hooks').expect(200);
   expect(handled).toHaveLength(1);
+});
+
+describe('mounted behind another body parser', () => {
+  function appWith(order: 'parser-first' | 'receiver-first', parser: express.RequestHandler) {
+    const logger = captureLogger();
+    const handled: string[] = [];
+    const router = createEventRouter().on('ag.hid_org.created', (event) => void handled.push(event.id));
+    const receiver = webhookReceiver({ bearerTokens: [TOKEN], router, logger });
+    const app = express();
+    if (order === 'parser-first') app.use(parser, receiver);
+    else app.use(receiver, parser);
+    return { app, handled, warnings: () => logger.records.filter((r) => r.level === 'warn') };
+  }
+
+  it.each([
+    ['express.json() with a wide type', express.json({ type: '*/*' })],
+    ['express.text() with a wide type', express.text({ type: '*/*' })],
+    ['express.raw() with a wide type', express.raw({ type: '*/*' })],
+  ])(
+    'still works behind %s, and warns once that limit and auth-before-body no longer hold',
+    async (_n, parser) => {
+      const { app, handled, warnings } = appWith('parser-first', parser);
+      for (let i = 0; i < 3; i++) await deliver(app, '/').expect(200);
+      expect(handled).toHaveLength(3);
+      expect(warnings().map((r) => r.message)).toEqual([
+        expect.stringMatching(
+          /another body parser .* read the delivery before the receiver: its size limit applies instead of ours, and the body is read before the token is checked\. Mount the receiver before that parser/,
+        ),
+      ]);
+    },
+  );
+
+  it('says nothing when the receiver comes first', async () => {
+    const { app, handled, warnings } = appWith('receiver-first', express.json({ type: '*/*' }));
+    await deliver(app, '/').expect(200);
+    expect(handled).toHaveLength(1);
+    expect(warnings()).toEqual([]);
+  });
 });
