@@ -19,7 +19,7 @@ export interface EmulatorMtlsOptions {
   key?: string;
   /**
    * `ag.webhook.cert_expiring` is emitted once the client certificate expires within this many days.
-   * Defaults to `30`.
+   * Defaults to `7`, so the 30-day certificate generated at start does not warn on every run.
    */
   expiringWithinDays?: number;
 }
@@ -106,7 +106,7 @@ export async function resolveEmulatorTls(options: EmulatorMtlsOptions | undefine
   if (options !== undefined && (typeof options !== 'object' || options === null)) fail('must be an object');
   const given = options ?? {};
   checkOptionKeys(given, KNOWN_KEYS, 'createEmulator mtls');
-  const days = given.expiringWithinDays ?? 30;
+  const days = given.expiringWithinDays ?? 7;
   if (typeof days !== 'number' || !Number.isFinite(days) || days < 0) {
     fail(`expiringWithinDays must be a non-negative number (got ${String(days)})`);
   }
