@@ -19,6 +19,7 @@ import {
   createTestCertificates,
   deliverEvent,
   issueTestCertificate,
+  runStoreContract,
   sendEvent,
   sendHandshake,
 } from 'service-webhooks/testing';
@@ -263,9 +264,23 @@ describe('a missing options object', () => {
 });
 
 describe('the test kit functions other helpers own', () => {
+  // Only refusals here: with good options it registers jest suites, which cannot happen inside a test.
+  it.each([
+    [{ shortMS: 300 }, 'shortMs'],
+    [{ claimant: 5 }, 'claimants'],
+    [{ makeUnavailable: () => undefined }, 'makeUnavailableStore'],
+  ])('runStoreContract %j → did you mean "%s"?', (bad, hint) => {
+    const make = () => new MemoryStore({ logger: false });
+    expect(() => runStoreContract('MemoryStore', make, bad as never)).toThrow(OptionsError);
+    expect(() => runStoreContract('MemoryStore', make, bad as never)).toThrow(
+      new RegExp(
+        `^\\[service-webhooks\\] runStoreContract: unknown option "${Object.keys(bad)[0]}"; did you mean "${hint}"\\?`,
+      ),
+    );
+  });
+
   // REPORTED (lib/testing/create-test-certificates.ts): issueTestCertificate does not check its option
   // names, so `{ commonNam: 'x' }` silently issues a certificate for the default name.
-  // (runStoreContract has the same gap; it registers jest suites, so it cannot be called inside a test.)
   it.failing('issueTestCertificate refuses a misspelled option with a hint', async () => {
     const { ca } = await createTestCertificates();
     await expect(issueTestCertificate(ca, { commonNam: 'x' } as never)).rejects.toThrow(
