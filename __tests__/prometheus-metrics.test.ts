@@ -16,8 +16,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const router = createEventRouter().on('ag.access_pass.*', async (event: AnyWebhookEvent) => {
   const cue = (event.data as { title?: string | null }).title;
   if (cue === 'fail') throw new Error('the pass store said no');
-  if (cue === 'slow') await sleep(200);
+  if (cue === 'slow') await (slowGate ?? sleep(200));
 });
+
+/** While set, a 'slow' handler waits for it instead of a fixed time. */
+let slowGate: Promise<void> | undefined;
 
 /** A MemoryStore that is down for one event id. */
 function storeDownFor(id: string): IdempotencyStore & { close(): void } {
@@ -120,9 +123,18 @@ describe('prometheusMetrics', () => {
 
   it('shows requests in flight while a handler runs', async () => {
     const { door, scrape } = await start();
+    let open!: () => void;
+    slowGate = new Promise<void>((resolve) => (open = resolve));
     const slow = door.send(delivery(issued('evt_slow', { title: 'slow' })));
-    await sleep(80);
-    expect(sample(await scrape(), 'service_webhooks_in_flight')).toBe(1);
+    // Wait (bounded) until the request is inside the receiver, however busy the machine is.
+    let inFlight = 0;
+    for (let i = 0; i < 100 && inFlight !== 1; i++) {
+      await sleep(20);
+      inFlight = sample(await scrape(), 'service_webhooks_in_flight') ?? 0;
+    }
+    expect(inFlight).toBe(1);
+    open();
+    slowGate = undefined;
     expect((await slow).status).toBe(200);
     expect(sample(await scrape(), 'service_webhooks_in_flight')).toBe(0);
   });
