@@ -2,7 +2,7 @@
 // ratios from the same run (this machine is noisy). Speed goals live here, never in a timed test.
 //   npm run bench -- --stages        µs per pipeline stage, in process
 //   npm run bench -- --rounds 5 --seconds 5
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -121,6 +121,21 @@ async function main(): Promise<void> {
     `heap after gc, every 100k of 1M distinct events (MB): ${memory.map((m) => fmt(m)).join(' ')} → growth ${fmt(growth, 1)} MB ${Math.abs(growth) < 10 ? '(flat)' : '(NOT flat)'}`,
   );
   met &&= pipeline <= 12 && Math.abs(growth) < 10;
+  // The stores' own cost per delivery, in a process of its own (bench/store-bench.ts).
+  const storeRows = JSON.parse(
+    execFileSync(process.execPath, ['--expose-gc', path.join(__dirname, 'store-bench.js'), '--json'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    }),
+  ) as Record<string, number | string>[];
+  console.table(storeRows);
+  const memory_ = storeRows.find((row) => row.store === 'MemoryStore');
+  const atCap = Number(memory_?.['CPU µs/delivery (at cap, evicting)']);
+  const perEntry = Number(memory_?.['bytes/entry']);
+  console.log(
+    `MemoryStore at its cap: claim + markDone ${fmt(atCap, 2)} µs (goal ≤ 2) ${atCap <= 2 ? 'met' : 'NOT met'}; ${fmt(perEntry)} bytes/entry (goal ≤ 350) ${perEntry <= 350 ? 'met' : 'NOT met'}`,
+  );
+  met &&= atCap <= 2 && perEntry <= 350;
   process.exitCode = met ? 0 : 1;
 }
 
