@@ -1,4 +1,5 @@
 import { createClientCertificateVerifier, type CertificateSource, type MtlsOptions } from '../lib/mtls';
+import { parseXfcc } from '../lib/mtls/read-xfcc';
 import {
   acceptedReply,
   derBase64,
@@ -266,5 +267,30 @@ describe('client certificate from a trusted proxy header', () => {
     );
     const reply = await send(pinned(from), { ...good, [name]: 'anything' });
     expect(reply.body).toMatchObject({ ok: false, status: 403, slug: 'untrusted-certificate-header' });
+  });
+});
+
+describe('parseXfcc', () => {
+  it.each([
+    ['one element', 'By=spiffe://a;Hash=ab;URI=', [{ by: 'spiffe://a', hash: 'ab', uri: '' }]],
+    [
+      'quoted values holding , ; = and escaped quotes',
+      'Subject="CN=x, O=\\"y;z\\"";DNS=a',
+      [{ subject: 'CN=x, O="y;z"', dns: 'a' }],
+    ],
+    [
+      'elements in order, keys in any case',
+      'hash=1,HASH=2;Cert="c"',
+      [{ hash: '1' }, { hash: '2', cert: 'c' }],
+    ],
+  ])('reads %s', (_name, value, elements) => {
+    expect(parseXfcc(value).map((element) => Object.fromEntries(element))).toEqual(elements);
+  });
+
+  it.each([
+    ['a pair without "="', 'Hash'],
+    ['an unclosed quote', 'Cert="abc'],
+  ])('refuses %s', (_name, value) => {
+    expect(() => parseXfcc(value)).toThrow();
   });
 });
