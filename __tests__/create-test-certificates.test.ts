@@ -53,6 +53,25 @@ describe('createTestCertificates', () => {
     expect(cert.verify(new X509Certificate(certs.ca.cert).publicKey)).toBe(true);
   });
 
+  it.each([
+    [
+      'a misspelled option',
+      { commonNam: 'x' },
+      /issueTestCertificate: unknown option "commonNam"; did you mean "commonName"\?/,
+    ],
+    ['an empty common name', { commonName: '' }, /commonName must be a non-empty string/],
+    ['a date that is not a Date', { notAfter: '2030-01-01' }, /notAfter must be a valid Date/],
+    ['an invalid Date', { notBefore: new Date('nope') }, /notBefore must be a valid Date/],
+    [
+      'an end before the start',
+      { notBefore: new Date(2030, 0, 2), notAfter: new Date(2030, 0, 1) },
+      /notAfter must be after notBefore/,
+    ],
+    ['an unknown role', { role: 'admin' }, /role must be 'client' or 'server' \(got admin\)/],
+  ])('issueTestCertificate refuses %s', async (_name, options, message) => {
+    await expect(issueTestCertificate(certs.ca, options as never)).rejects.toThrow(message);
+  });
+
   it('says which optional peers to install when @peculiar/x509 is missing', async () => {
     let load!: typeof createTestCertificates;
     jest.isolateModules(() => {

@@ -1,25 +1,7 @@
-import { randomBytes, webcrypto } from 'node:crypto';
-
-type X509Library = typeof import('@peculiar/x509');
-let library: X509Library | undefined;
-
-/** Loaded on first use: @peculiar/x509 is an optional peer, and the rest of the test kit works without it. */
-function x509(): X509Library {
-  if (library === undefined) {
-    try {
-      // @peculiar/x509 2.x resolves its parts through tsyringe, which needs this polyfill loaded first.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load of an optional peer
-      require('reflect-metadata');
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load of an optional peer
-      library = require('@peculiar/x509') as X509Library;
-    } catch {
-      throw new Error(
-        '[service-webhooks] createTestCertificates needs @peculiar/x509 and reflect-metadata: npm install --save-dev @peculiar/x509 reflect-metadata',
-      );
-    }
-  }
-  return library;
-}
+import { webcrypto } from 'node:crypto';
+import { checkOptionKeys } from '../check-option-keys';
+import { OptionsError } from '../options-error';
+import { ALGORITHM, DAY, MINUTE, privateKeyPem, serialNumber, x509 } from './x509-library';
 
 /** A certificate and its private key, both PEM (the key is PKCS #8). */
 export interface TestCertificate {
@@ -47,22 +29,6 @@ export interface IssueCertificateOptions {
   role?: 'client' | 'server';
 }
 
-const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-const MINUTE = 60_000;
-const DAY = 24 * 60 * MINUTE;
-
-function serialNumber(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] as number) & 0x7f; // positive, as RFC 5280 asks
-  return bytes.toString('hex');
-}
-
-async function privateKeyPem(keys: webcrypto.CryptoKeyPair): Promise<string> {
-  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const lines = der.toString('base64').match(/.{1,64}/g) as string[];
-  return `-----BEGIN PRIVATE KEY-----\n${lines.join('\n')}\n-----END PRIVATE KEY-----\n`;
-}
-
 /** Where `issueTestCertificate` keeps the CA's key between calls: the CA PEM pair. */
 async function importCa(ca: TestCertificate) {
   const lib = x509();
@@ -70,6 +36,31 @@ async function importCa(ca: TestCertificate) {
   const der = Buffer.from(ca.key.replace(/-----[^-]+-----|\s/g, ''), 'base64');
   const signingKey = await webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, false, ['sign']);
   return { cert, signingKey };
+}
+
+const ISSUE_KEYS = ['commonName', 'notBefore', 'notAfter', 'role'];
+
+function checkIssueOptions(options: IssueCertificateOptions): void {
+  const fail = (message: string): never => {
+    throw new OptionsError('ERR_SW_OPTION', 'issueTestCertificate', message);
+  };
+  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  checkOptionKeys(options, ISSUE_KEYS, 'issueTestCertificate');
+  const { commonName, notBefore, notAfter, role } = options;
+  if (commonName !== undefined && (typeof commonName !== 'string' || commonName === '')) {
+    fail('commonName must be a non-empty string');
+  }
+  for (const [name, date] of [
+    ['notBefore', notBefore],
+    ['notAfter', notAfter],
+  ] as const) {
+    if (date !== undefined && !(date instanceof Date && Number.isFinite(date.getTime())))
+      fail(`${name} must be a valid Date`);
+  }
+  if (notBefore !== undefined && notAfter !== undefined && notAfter <= notBefore)
+    fail('notAfter must be after notBefore');
+  if (role !== undefined && role !== 'client' && role !== 'server')
+    fail(`role must be 'client' or 'server' (got ${String(role)})`);
 }
 
 /**
@@ -80,8 +71,8 @@ export async function issueTestCertificate(
   ca: TestCertificate,
   options: IssueCertificateOptions = {},
 ): Promise<TestCertificate> {
+  checkIssueOptions(options);
   const lib = x509();
-  lib.cryptoProvider.set(webcrypto as unknown as Parameters<X509Library['cryptoProvider']['set']>[0]);
   const issuer = await importCa(ca);
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const notBefore = options.notBefore ?? new Date(Date.now() - MINUTE);
@@ -122,7 +113,6 @@ export async function issueTestCertificate(
  */
 export async function createTestCertificates(): Promise<TestCertificates> {
   const lib = x509();
-  lib.cryptoProvider.set(webcrypto as unknown as Parameters<X509Library['cryptoProvider']['set']>[0]);
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const notBefore = new Date(Date.now() - MINUTE);
   const caCert = await lib.X509CertificateGenerator.createSelfSigned({
