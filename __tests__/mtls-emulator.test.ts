@@ -185,6 +185,15 @@ describe('ag.webhook.cert_expiring', () => {
     ]);
   });
 
+  it('is not emitted by default for the 30-day certificate generated at start (the window is 7 days)', async () => {
+    const emu = await emulator({ mtls: { ca: f.certs.ca.cert } });
+    const target = await serve([fingerprintOf(emu.clientCertificate as string)]);
+    expect((await register(emu, target.url, ['ag.webhook.cert_expiring'])).verified).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await emu.waitForIdle({ timeoutMs: 5000 });
+    expect(emu.events).toEqual([]);
+  });
+
   it('is not emitted by itself outside the window, and is on demand', async () => {
     const emu = await emulator({
       mtls: { ca: f.certs.ca.cert, ...(await expiringIn(90)), expiringWithinDays: 30 },
