@@ -62,7 +62,13 @@ async function main(): Promise<void> {
   const rounds = flag('--rounds', 3);
   const seconds = flag('--seconds', 4);
   const redis = await startRedis();
-  const kinds: Kind[] = KINDS.filter((k) => redis !== undefined || k !== 'ours: Express + RedisStore');
+  // --only <text>: just the receivers whose name contains it (e.g. --only node), for a quick A/B.
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+  const kinds: Kind[] = KINDS.filter(
+    (k) =>
+      (redis !== undefined || k !== 'ours: Express + RedisStore') &&
+      (only === undefined || k.includes(only) || k.includes('octokit') || k.includes('express.json')),
+  );
   const results = new Map<Kind, LoadResult[]>(kinds.map((k) => [k, []]));
   const ratios = { express: [] as number[], node: [] as number[] };
   try {

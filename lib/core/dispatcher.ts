@@ -91,12 +91,14 @@ export function createDispatcher(
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, ctx, release);
-    let timer: NodeJS.Timeout | undefined;
-    const first = await Promise.race([
-      work,
-      new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, timeoutMs, TIMED_OUT))),
-    ]);
-    clearTimeout(timer);
+    // One promise and one timer, not a race of two promises: this runs for every delivery.
+    const first = await new Promise<Outcome | typeof TIMED_OUT>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
+      void work.then((outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      });
+    });
     const handlerMs = performance.now() - started;
     if (first === TIMED_OUT) {
       ctx.abort(new Error('delivery timed out'));

@@ -35,7 +35,6 @@ export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodyS
           stream.removeListener('data', onData);
           stream.removeListener('end', onEnd);
           stream.removeListener('error', onError);
-          stream.removeListener('aborted', onAborted);
           stream.removeListener('close', onAborted);
         };
         const fail = (problem: Error) => {
@@ -54,12 +53,12 @@ export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodyS
           else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
         };
         const onError = () => fail(bodyProblems.unreadable());
+        // 'close' before 'end' is an aborted upload (node's own 'aborted' event is deprecated).
         const onAborted = () => fail(bodyProblems.aborted());
         const timer = setTimeout(() => fail(bodyProblems.timeout(timeoutMs)), timeoutMs);
         stream.on('data', onData);
         stream.on('end', onEnd);
         stream.on('error', onError);
-        stream.on('aborted', onAborted);
         stream.on('close', onAborted);
       });
     },
