@@ -83,7 +83,18 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
     .on('ag.credential_profile.*', (event) => succeeded(event, `profile ${event.data.credential_profile_id}`))
     .on('ag.hid_org.*', (event) => succeeded(event, `HID org ${event.data.hid_org_id}`))
     .on('ag.account_balance.low', (event) => succeeded(event, describe(event)))
-    .on('ag.webhook.cert_expiring', (event) => succeeded(event, 'certificate expiring'));
+    // A warning for people, not a command: tell whoever owns the mTLS pins to add the next
+    // certificate's pin beside the current one before the date; never pin from the event itself.
+    .on('ag.webhook.cert_expiring', (event) => {
+      const data = event.data as Record<string, unknown>;
+      const fingerprint =
+        typeof data.certificate_fingerprint === 'string' ? data.certificate_fingerprint : 'unknown';
+      const expires = typeof data.expires_at === 'string' ? data.expires_at : 'soon';
+      succeeded(
+        event,
+        `the Service's client certificate ${fingerprint.slice(0, 23)}… expires ${expires}: add the next certificate's fingerprint to mtls.fingerprints before then`,
+      );
+    });
 
   /** Logs what the receiver answered, once the answer is sent. */
   const record = (delivery: DeliveryRecord) => {
