@@ -25,6 +25,7 @@ describe('createTokenVerifier', () => {
     ['an empty list', []],
     ['a token over 512 characters', ['y'.repeat(513)]],
     ['a token with a space', ['a b']],
+    ['a token with a trailing space (it could never match)', ['tok ']],
     ['a non-string', [42]],
   ])('refuses %s at construction', (_name, tokens) => {
     expect(() => createTokenVerifier(tokens, 'test')).toThrow(OptionsError);

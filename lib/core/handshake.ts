@@ -50,6 +50,13 @@ async function readChallenge(
       body = undefined;
     }
   }
+  if (typeof body === 'object' && body !== null && 'specversion' in body) {
+    // An event sent with the challenge header must not be acknowledged by an echo: its handlers
+    // would never run. Refused, so the sender sees the mistake and the event is retried.
+    throw badChallenge(
+      'A handshake must not carry a CloudEvent: send the event without X-Service-Webhook-Challenge.',
+    );
+  }
   if (typeof body === 'object' && body !== null && 'challenge' in body) {
     challenge = (body as { challenge: unknown }).challenge;
   }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 /** Keys longer than this are hashed: a 900 KB event id must not sit in a store for 7 hours. */
 const MAX_PLAIN_KEY = 200;
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /**
  * The store key of an event: scope, source and id, each length-prefixed so no choice of the three
@@ -10,7 +11,12 @@ const MAX_PLAIN_KEY = 200;
  */
 export function idempotencyKey(scope: string, source: string, id: string): string {
   const key = `${scope.length}:${scope}${source.length}:${source}${id.length}:${id}`;
-  return key.length <= MAX_PLAIN_KEY ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
+  const surrogates = SURROGATE.test(key);
+  if (key.length <= MAX_PLAIN_KEY && !surrogates) return key;
+  // UTF-8 would turn every lone surrogate into U+FFFD, so two different ids could hash (or be stored)
+  // alike: keys with surrogates are hashed from their UTF-16 code units, which keep them apart.
+  const bytes = surrogates ? Buffer.from(key, 'utf16le') : Buffer.from(key, 'utf8');
+  return `sha256:${createHash('sha256').update(bytes).digest('base64url')}`;
 }
 
 /** 64 random bits per process, then a counter: unique across instances, short, and no syscall per claim. */

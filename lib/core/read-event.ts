@@ -41,7 +41,8 @@ export function invalidEventProblem(error: InvalidEventError): HttpProblem {
 function decodeBase64Data(base64: string): unknown {
   const text = decodeUtf8(Buffer.from(base64, 'base64'), 'data_base64');
   try {
-    return JSON.parse(text) as unknown;
+    // The same parse as the body's: prototype keys dropped.
+    return parseJsonText(text);
   } catch {
     throw new InvalidEventError({
       slug: 'invalid-data',
@@ -78,8 +79,12 @@ export function createEventReader(
     request: WebhookRequest,
     seen: ((envelope: CloudEventEnvelope) => void) | undefined,
   ): Promise<ReadEvent> {
-    const binary = request.header('ce-specversion') !== undefined;
-    checkContent(request.header('content-type'), request.header('content-encoding'), binary);
+    // application/cloudevents+json always means structured mode, whatever ce- headers come along.
+    const contentType = request.header('content-type');
+    const binary =
+      request.header('ce-specversion') !== undefined &&
+      !/^\s*application\/cloudevents/i.test(contentType ?? '');
+    checkContent(contentType, request.header('content-encoding'), binary);
     const body = await readBody(request);
     const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
     const envelope = parseCloudEventEnvelope(raw);

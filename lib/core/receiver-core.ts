@@ -93,14 +93,17 @@ export function createReceiverCore(
       record.type = checked.type;
       record.source = checked.source;
     });
-    span?.begin(envelope, event);
+    if (span !== undefined) tracing(() => span.begin(envelope, event));
     record.eventId = event.id;
     record.type = event.type;
     record.source = event.source;
     record.layout = event.layout;
+    // Once only, even if the tracing wrapper throws after starting it.
+    let dispatched: Promise<DispatchResult> | undefined;
+    const dispatch = () => (dispatched ??= dispatcher.dispatch(event, request.header));
     const result: DispatchResult = await (span === undefined
-      ? dispatcher.dispatch(event, request.header)
-      : span.around(() => dispatcher.dispatch(event, request.header)));
+      ? dispatch()
+      : (tracing(() => span.around(dispatch)) ?? dispatch()));
     record.outcome = result.outcome;
     record.problem = result.problem;
     record.handlerMs = result.handlerMs;
@@ -133,7 +136,7 @@ export function createReceiverCore(
     const started = performance.now();
     const record = newDeliveryRecord(request.header('x-service-webhook-attempt'));
     // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
-    const span = startDeliverySpan(request, started);
+    const span = tracing(() => startDeliverySpan(request, started));
     const work = pipeline(request, record, span).then(undefined, (error: unknown) => failure(error, record));
     requests.add(work);
     let answer: Answer;
@@ -144,8 +147,18 @@ export function createReceiverCore(
     }
     record.status = answer.status;
     record.durationMs = performance.now() - started;
-    span?.end(record);
+    if (span !== undefined) tracing(() => span.end(record));
     return { answer, record };
+  }
+
+  /** Tracing is the application's SDK: if it throws, the delivery goes on untraced, never unanswered. */
+  function tracing<T>(call: () => T): T | undefined {
+    try {
+      return call();
+    } catch (error) {
+      warn('error', 'tracing', { err: error }, 'the OpenTelemetry SDK threw; this delivery is not traced');
+      return undefined;
+    }
   }
 
   function contained(what: string, call: () => unknown): void {

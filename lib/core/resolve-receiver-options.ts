@@ -82,7 +82,13 @@ export function resolveReceiverOptions(
   const verifier =
     options.bearerTokens === undefined && certificates !== undefined
       ? undefined
-      : createTokenVerifier(options.bearerTokens, where, 'bearerTokens');
+      : // A token function is bounded like a store call: both sit before every delivery.
+        createTokenVerifier(
+          options.bearerTokens,
+          where,
+          'bearerTokens',
+          typeof options.storeTimeoutMs === 'number' ? options.storeTimeoutMs : undefined,
+        );
   const log = resolveLogger(options.logger, where);
   const router = checkRouter(options.router, where);
   if (options.onDelivery !== undefined && typeof options.onDelivery !== 'function') {

@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { OptionsError } from '../options-error';
+import { withTimeout } from './with-timeout';
 
 export type TokenCheck = 'valid' | 'missing' | 'malformed' | 'invalid' | 'unavailable';
 
@@ -12,6 +13,9 @@ export interface TokenVerifier {
 }
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
+/** By default, a token source slower than this counts as unavailable (503, retried): none waits forever. */
+const SOURCE_TIMEOUT_MS = 5_000;
 /** Tokens are compared as fixed-size buffers of this many bytes, so the time taken never depends on them. */
 const MAX_TOKEN = 512;
 /** A per-process random pad: tokens are kept XORed with it, never as a string an error or a heap dump shows. */
@@ -36,7 +40,7 @@ function tokenListProblem(tokens: unknown, option: string): string | undefined {
     if (typeof token !== 'string' || token.length === 0) {
       return `${option}[${index}] must be a non-empty string (got ${token === '' ? 'an empty string' : typeof token}); pass the webhook's bearer token, e.g. process.env.SERVICE_WEBHOOK_TOKEN`;
     }
-    if (!BEARER.test(`Bearer ${token}`)) return `${option}[${index}] must be visible ASCII without spaces`;
+    if (!VISIBLE_ASCII.test(token)) return `${option}[${index}] must be visible ASCII without spaces`;
     if (token.length > MAX_TOKEN) return `${option}[${index}] must be at most ${MAX_TOKEN} characters`;
   }
   return undefined;
@@ -48,7 +52,12 @@ function tokenListProblem(tokens: unknown, option: string): string | undefined {
  * tokens never sit in a closure as strings an error or a heap dump could print. A function source is
  * called per request; its list is masked again only when it returns a different array.
  */
-export function createTokenVerifier(tokens: unknown, where: string, option = 'tokens'): TokenVerifier {
+export function createTokenVerifier(
+  tokens: unknown,
+  where: string,
+  option = 'tokens',
+  sourceTimeoutMs = SOURCE_TIMEOUT_MS,
+): TokenVerifier {
   const compare = (expected: readonly MaskedToken[], authorization: string | undefined): TokenCheck => {
     if (authorization === undefined || authorization === '') return 'missing';
     const match = BEARER.exec(authorization);
@@ -75,13 +84,19 @@ export function createTokenVerifier(tokens: unknown, where: string, option = 'to
   }
 
   const source = tokens as () => unknown;
-  let cachedList: unknown = Symbol('no list yet');
+  // A copy of the list last masked: an app that updates its cached array in place (a revoked or
+  // rotated token) is seen at the next request, not only when it returns a new array.
+  let cachedCopy: string[] | undefined;
   let cachedMasks: MaskedToken[] = [];
+  const unchanged = (list: readonly string[]) =>
+    cachedCopy !== undefined &&
+    list.length === cachedCopy.length &&
+    list.every((t, i) => t === cachedCopy?.[i]);
   const fromList = (list: unknown, authorization: string | undefined): TokenCheck => {
-    if (list !== cachedList) {
+    if (!Array.isArray(list) || !unchanged(list as string[])) {
       if (tokenListProblem(list, option) !== undefined) return 'unavailable';
-      cachedList = list;
-      cachedMasks = (list as string[]).map(mask);
+      cachedCopy = [...(list as string[])];
+      cachedMasks = cachedCopy.map(mask);
     }
     return compare(cachedMasks, authorization);
   };
@@ -94,7 +109,7 @@ export function createTokenVerifier(tokens: unknown, where: string, option = 'to
         return 'unavailable';
       }
       if (typeof (list as Promise<unknown> | undefined)?.then === 'function') {
-        return (list as Promise<unknown>).then(
+        return withTimeout(list as Promise<unknown>, sourceTimeoutMs, option).then(
           (resolved) => fromList(resolved, authorization),
           () => 'unavailable' as const,
         );

@@ -1,4 +1,5 @@
 import { bodyProblems } from './body-problems';
+import { HttpProblem } from './http-problem';
 import type { BodySource } from './webhook-request';
 
 /** A Fetch `Request` body, read chunk by chunk so a limit or a timeout cancels it early. */
@@ -10,6 +11,15 @@ export function webBody(request: Request): BodySource {
       const declared = header === null ? undefined : Number(header);
       if (declared !== undefined && Number.isSafeInteger(declared) && declared > limit) {
         throw bodyProblems.tooLarge(limit);
+      }
+      if (request.bodyUsed) {
+        throw new HttpProblem({
+          status: 400,
+          slug: 'body-consumed',
+          title: 'Bad Request',
+          detail:
+            'The request body was already read before the receiver; route the request to it before anything reads the body.',
+        });
       }
       const reader = request.body?.getReader();
       if (reader === undefined) return new Uint8Array(0);

@@ -93,6 +93,9 @@ export function fastEventData(raw: Record<string, unknown>): EventData | undefin
   };
   for (const field of FIELDS) if (out[field] === UNSURE) return undefined;
   // Fields the spec does not name pass through, as the schema's looseObject lets them.
-  for (const key of Object.keys(raw)) if (!FIELD_SET.has(key)) out[key] = raw[key];
+  for (const key of Object.keys(raw)) {
+    // An own `__proto__` key would set the output's prototype: the schema drops it, so does this.
+    if (!FIELD_SET.has(key) && key !== '__proto__') out[key] = raw[key];
+  }
   return out as EventData;
 }

@@ -26,19 +26,53 @@ export async function runInHandlerSpan(
   event: AnyWebhookEvent,
   ctx: HandlerContext,
 ): Promise<void> {
-  const span = tracer.startSpan(`handle ${typeLabel(event.type)}`, {
-    attributes: {
-      'cloudevents.event_id': event.id,
-      'cloudevents.event_type': event.type,
-      ...(handler.name === '' ? {} : { 'code.function.name': handler.name }),
-    },
-  });
+  // The SDK is the application's: if it throws, the handler runs untraced (once), never fails for it.
+  let span: Span | undefined;
   try {
-    await context.with(trace.setSpan(context.active(), span), handler, undefined, event, ctx);
+    span = tracer.startSpan(`handle ${typeLabel(event.type)}`, {
+      attributes: {
+        'cloudevents.event_id': event.id,
+        'cloudevents.event_type': event.type,
+        ...(handler.name === '' ? {} : { 'code.function.name': handler.name }),
+      },
+    });
+  } catch {
+    span = undefined;
+  }
+  if (span === undefined) {
+    await handler(event, ctx);
+    return;
+  }
+  const traced = span;
+  let called = false;
+  const run = () => {
+    called = true;
+    return handler(event, ctx);
+  };
+  try {
+    let active;
+    try {
+      active = trace.setSpan(context.active(), traced);
+    } catch {
+      active = undefined;
+    }
+    await (active === undefined ? run() : context.with(active, run));
   } catch (error) {
-    recordFailure(span, error);
+    if (!called) {
+      await run();
+      return;
+    }
+    quietly(() => recordFailure(traced, error));
     throw error;
   } finally {
-    span.end();
+    quietly(() => traced.end());
+  }
+}
+
+function quietly(call: () => void): void {
+  try {
+    call();
+  } catch {
+    // The tracing SDK failed; the handler's outcome is what counts.
   }
 }

@@ -2,6 +2,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nodeBody } from '../../core/node-body';
 import type { Answer, WebhookRequest } from '../../core/webhook-request';
 
+const SINGLETONS = new Set(['authorization', 'content-type']);
+
+function allOf(raw: readonly string[], name: string, first: string): string {
+  let all: string | undefined;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i] as string;
+    if (key.length !== name.length || key.toLowerCase() !== name) continue;
+    all = seen++ === 0 ? (raw[i + 1] as string) : `${all}, ${raw[i + 1] as string}`;
+  }
+  return seen > 1 && all !== undefined ? all : first;
+}
+
 /** A node:http request as the core sees it; `parsed` when another parser already read the body. */
 export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): WebhookRequest {
   const { headers } = req;
@@ -9,7 +22,10 @@ export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): 
     method: req.method ?? 'GET',
     header: (name) => {
       const value = headers[name];
-      return Array.isArray(value) ? value.join(', ') : value;
+      if (Array.isArray(value)) return value.join(', ');
+      // node keeps only the first of a repeated Authorization or Content-Type; the Fetch API joins
+      // them. Joined here too, so an ambiguous request is refused the same way through every door.
+      return SINGLETONS.has(name) && value !== undefined ? allOf(req.rawHeaders, name, value) : value;
     },
     body: nodeBody(req, parsed),
     socket: req.socket,
