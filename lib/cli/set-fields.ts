@@ -1,28 +1,12 @@
 import { didYouMean } from '../did-you-mean';
 import type { EventType } from '../events/catalogue';
-import { eventDataSchema } from '../events/data-schemas';
+import { eventDataSchema, LAYOUT_B_FIELDS } from '../events/data-schemas';
 import type { Layout } from '../events/webhook-event';
-import { defaultLayoutAData, toLayoutBData } from '../testing/default-data';
+import { defaultLayoutAData, LAYOUT_B_KEPT, toLayoutBData } from '../testing/default-data';
 import { UsageError } from './cli-errors';
 
-/** Layout B's data fields (spec 2.4), the names the test kit's layout B overrides use. */
-const LAYOUT_B_NAMES = [
-  'access_pass_id',
-  'card_template_id',
-  'landing_page_id',
-  'credential_profile_id',
-  'account_id',
-  'organization_name',
-  'current_balance',
-  'threshold',
-  'amount_below_threshold',
-  'protocol',
-  'metadata',
-  'device',
-  'card_number',
-  'site_code',
-  'file_data',
-];
+/** Layout B's data fields (spec 2.4): its own names and the ones it shares with layout A. */
+const LAYOUT_B_NAMES: readonly string[] = [...LAYOUT_B_FIELDS, ...LAYOUT_B_KEPT];
 const LAYOUT_A_NAMES = Object.keys(eventDataSchema.shape);
 const ENVELOPE_NAMES = ['id'];
 

@@ -95,7 +95,8 @@ export function defaultLayoutAData(type: EventType | string): Record<string, unk
   }
 }
 
-const LAYOUT_B_KEPT = [
+/** Layout A fields layout B carries under the same name (spec 2.4). */
+export const LAYOUT_B_KEPT = [
   'card_template_id',
   'landing_page_id',
   'credential_profile_id',
