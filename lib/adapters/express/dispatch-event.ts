@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { checkOptionKeys } from '../../check-option-keys';
 import { createDispatcher } from '../../core/dispatcher';
+import { drain } from '../../core/drain';
 import {
   DISPATCH_OPTION_KEYS,
   resolveDispatchOptions,
@@ -51,16 +52,8 @@ export function dispatchEvent(router: EventRouter, options: DispatchEventOptions
     };
     void dispatcher.dispatch(event, header).then(({ answer }) => writeAnswer(res, answer));
   } as DispatchHandler;
-  handler.drain = async ({ timeoutMs } = {}) => {
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      dispatcher.idle().then(() => true),
-      new Promise<boolean>((resolve) => {
-        if (timeoutMs !== undefined) timer = setTimeout(resolve, timeoutMs, false);
-      }),
-    ]);
-    clearTimeout(timer);
-    return { drained, running: dispatcher.running() };
-  };
+  // This step sees requests only from dispatch on; the whole receiver's drain counts from entry.
+  const noRequests = new Set<Promise<unknown>>();
+  handler.drain = (options) => drain(noRequests, dispatcher, options);
   return handler;
 }
