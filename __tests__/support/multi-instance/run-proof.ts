@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildEvent, DELIVERY_HEADERS } from '../../../lib/testing';
 import { freePort } from '../server-binary';
+import { seeded } from '../seeded';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -45,18 +46,6 @@ export function compileLibrary(): { dir: string; remove(): void } {
     timeout: 120_000,
   });
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** mulberry32: the Service's choices are random but replayable from the printed seed. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -107,7 +96,7 @@ class Instance {
  */
 export async function runProof(libDir: string, options: ProofOptions): Promise<ProofFigures> {
   const { events = 300, seed = Date.now() % 1_000_000 } = options;
-  const random = prng(seed);
+  const random = seeded(seed);
   const ledgerDir = mkdtempSync(path.join(tmpdir(), 'sw-proof-ledger-'));
   const env = {
     ...process.env,
