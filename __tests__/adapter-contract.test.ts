@@ -8,7 +8,7 @@ import {
   type ReceiverOptions,
 } from '../lib';
 import { buildEvent, buildUnknownEvent, DELIVERY_HEADERS } from '../lib/testing';
-import { DOORS, type OpenDoor, type RawRequest } from './support/doors';
+import { DOORS, fetchDoor, type OpenDoor, type RawRequest } from './support/doors';
 
 const TOKEN = 'tok_contract';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -216,6 +216,11 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
     const { door: d, runs } = await start(row.options);
     const answer = await d.send(row.request);
     expect(answer.status).toBe(row.status);
+    // Over HTTP every answer states its length: a chunked one costs node a writev of four pieces.
+    if (door !== fetchDoor) {
+      expect(answer.headers['content-length']).toBe(String(Buffer.byteLength(answer.text)));
+      expect(answer.headers['transfer-encoding']).toBeUndefined();
+    }
     for (const [name, value] of Object.entries(row.headers ?? {}))
       expect(answer.headers[name]).toMatch(value);
     if (row.status === 200) {

@@ -36,7 +36,9 @@ export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): 
 export function writeAnswer(res: ServerResponse, answer: Answer): void {
   if (res.headersSent || res.writableEnded) return;
   try {
-    res.writeHead(answer.status, answer.headers);
+    // With its length known, node sends the head and body in one write; without it, a response
+    // begun by writeHead is chunked (three more pieces, one writev per answer).
+    res.writeHead(answer.status, { ...answer.headers, 'Content-Length': Buffer.byteLength(answer.body) });
     res.end(answer.body);
   } catch {
     // A socket gone or a response someone else half-wrote: nothing can be sent, and nothing may
