@@ -28,26 +28,25 @@ export function boundedStore(
   const store = options.store as IdempotencyStore;
   const inMemory = store instanceof MemoryStore;
 
-  function call<T>(what: string, run: () => Promise<T>, late?: (value: T) => void): Promise<T> {
-    try {
-      const pending = run();
-      if (inMemory) return pending;
-      return withTimeout(pending, storeTimeoutMs, `the idempotency store's ${what}`, late);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  /** Called only inside a `try`, so a store method that throws instead of rejecting is caught there. */
+  function bounded<T>(what: string, pending: Promise<T>, late?: (value: T) => void): Promise<T> {
+    if (inMemory) return pending;
+    return withTimeout(pending, storeTimeoutMs, `the idempotency store's ${what}`, late);
   }
+
+  /** A claim that lands after we stopped waiting is released, or it would hold the event a whole lease. */
+  const giveBack = (key: string, token: string) => (late: ClaimResult) => {
+    if (late !== 'claimed') return;
+    Promise.resolve()
+      .then(() => store.release(key, token))
+      .catch(() => undefined);
+  };
 
   return {
     async claim(key, token, eventId) {
-      const giveBack = (late: ClaimResult) => {
-        if (late !== 'claimed') return;
-        Promise.resolve()
-          .then(() => store.release(key, token))
-          .catch(() => undefined);
-      };
       try {
-        return await call('claim', () => store.claim(key, token, leaseMs), giveBack);
+        const pending = store.claim(key, token, leaseMs);
+        return await bounded('claim', pending, inMemory ? undefined : giveBack(key, token));
       } catch (error) {
         warn(
           'error',
@@ -60,8 +59,8 @@ export function boundedStore(
     },
     async settle(key, token, outcome, eventId) {
       try {
-        if (outcome.ok) await call('markDone', () => store.markDone(key, token, retentionMs));
-        else await call('release', () => store.release(key, token));
+        if (outcome.ok) await bounded('markDone', store.markDone(key, token, retentionMs));
+        else await bounded('release', store.release(key, token));
       } catch (error) {
         log.error(
           { eventId, err: error },

@@ -1,4 +1,5 @@
-import type { EventRouter } from '../events/event-router';
+import type { EventHandler, EventRouter } from '../events/event-router';
+import type { ClaimResult } from '../idempotency/idempotency-store';
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
 import { boundedStore } from './bounded-store';
@@ -38,16 +39,10 @@ export function createDispatcher(
   const results = dispatchResults(options.retryAfter);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
 
-  /** Claims the event in the store; a result means the delivery is answered without running handlers. */
-  async function claim(
-    key: string,
-    token: string,
-    event: AnyWebhookEvent,
-  ): Promise<DispatchResult | undefined> {
-    const claimed = await store?.claim(key, token, event.id);
+  /** What a claim that was not granted answers, without running handlers. */
+  function refusal(claimed: Exclude<ClaimResult, 'claimed'> | 'unavailable', event: AnyWebhookEvent) {
     if (claimed === 'unavailable') return results.storeUnavailable();
-    if (claimed === 'done') return results.acknowledged(event, 'duplicate', null);
-    return claimed === 'busy' ? results.conflict() : undefined;
+    return claimed === 'done' ? results.acknowledged(event, 'duplicate', null) : results.conflict();
   }
 
   /** Runs the handlers, settles the claim, and frees the event locally once all of that is over. */
@@ -55,17 +50,14 @@ export function createDispatcher(
     key: string,
     token: string,
     event: AnyWebhookEvent,
+    handlers: readonly EventHandler<AnyWebhookEvent>[],
     ctx: DeliveryContext,
-    release: () => void,
   ) {
-    const work = runHandlers(router, router.match(event.type).handlers, event, ctx)
+    const work = runHandlers(router, handlers, event, ctx)
       .catch((error: unknown): Outcome => ({ ok: false, errors: [error], retryLater: undefined }))
       .then((outcome) => (store === undefined ? outcome : store.settle(key, token, outcome, event.id)));
     running.set(key, { eventId: event.id, done: work });
-    void work.then(() => {
-      running.delete(key);
-      release();
-    });
+    void work.then(() => running.delete(key));
     return work;
   }
 
@@ -76,21 +68,22 @@ export function createDispatcher(
     const key = idempotencyKey(scope, event.source, event.id);
     if (running.has(key)) return results.conflict();
     const token = claimToken();
-    // Held locally from here, so a second delivery in this process never reaches the store or a handler.
-    let release!: () => void;
-    const reserved = new Promise<void>((resolve) => (release = resolve));
-    running.set(key, { eventId: event.id, done: reserved });
-    const refused = await claim(key, token, event);
-    if (refused !== undefined) {
-      running.delete(key);
-      release();
-      return refused;
+    if (store !== undefined) {
+      // Held locally from here, so a second delivery in this process never reaches the store or a
+      // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
+      const claiming = store.claim(key, token, event.id);
+      running.set(key, { eventId: event.id, done: claiming });
+      const claimed = await claiming;
+      if (claimed !== 'claimed') {
+        running.delete(key);
+        return refusal(claimed, event);
+      }
     }
 
     const { handlers, handled } = router.match(event.type);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
-    const work = run(key, token, event, ctx, release);
+    const work = run(key, token, event, handlers, ctx);
     // One promise and one timer, not a race of two promises: this runs for every delivery.
     const first = await new Promise<Outcome | typeof TIMED_OUT>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs, TIMED_OUT);

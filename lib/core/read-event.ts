@@ -62,9 +62,8 @@ export function createEventReader(
   const { limit, bodyTimeoutMs, validation, log } = options;
   let warnedParsed = false;
 
-  async function readBody(request: WebhookRequest): Promise<unknown> {
-    const { parsed } = request.body;
-    if (parsed === undefined) return parseJsonText(decodeUtf8(await request.body.read(limit, bodyTimeoutMs)));
+  /** A body a parser before us already read: taken, with one warning that ours did not bound it. */
+  function fromOtherParser(parsed: { value: unknown }): unknown {
     if (!warnedParsed) {
       warnedParsed = true;
       log.warn(
@@ -75,52 +74,50 @@ export function createEventReader(
     return fromParsedBody(parsed.value);
   }
 
-  async function read(
-    request: WebhookRequest,
-    seen: ((envelope: CloudEventEnvelope) => void) | undefined,
-  ): Promise<ReadEvent> {
-    // application/cloudevents+json always means structured mode, whatever ce- headers come along.
-    const contentType = request.header('content-type');
-    const binary =
-      request.header('ce-specversion') !== undefined &&
-      !/^\s*application\/cloudevents/i.test(contentType ?? '');
-    checkContent(contentType, request.header('content-encoding'), binary);
-    const body = await readBody(request);
-    const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
-    const envelope = parseCloudEventEnvelope(raw);
-    seen?.(envelope);
-    const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
-    const event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
-    if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {
-      log.info(
-        { eventId: event.id, dataschema: event.dataschema },
-        'dataschema is not of the form …/schemas/<resource>/v<x.y.z>.json; schemaVersion is null',
-      );
-    }
-    const violations = checkEventRules(event.type, event.layout, event.data);
-    if (violations.length > 0) {
-      if (validation === 'strict') {
-        const [first] = violations as [(typeof violations)[number]];
-        throw new HttpProblem({
-          status: 400,
-          slug: 'event-rule-violated',
-          title: 'Bad Request',
-          detail: `${first.message} (spec ${first.rule}).`,
-          field: first.field,
-          errors: violations.map((v) => ({ field: v.field, rule: `${v.message} (spec ${v.rule})` })),
-        });
-      }
-      log.warn(
-        { eventId: event.id, type: event.type, violations },
-        'event breaks the spec; accepted because validation is lenient',
-      );
-    }
-    return { envelope, event };
-  }
-
+  // One async function, not a chain of them: this runs for every delivery.
   return async function readEvent(request, seen) {
     try {
-      return await read(request, seen);
+      // application/cloudevents+json always means structured mode, whatever ce- headers come along.
+      const contentType = request.header('content-type');
+      const binary =
+        request.header('ce-specversion') !== undefined &&
+        !/^\s*application\/cloudevents/i.test(contentType ?? '');
+      checkContent(contentType, request.header('content-encoding'), binary);
+      const { parsed } = request.body;
+      const body =
+        parsed === undefined
+          ? parseJsonText(decodeUtf8(await request.body.read(limit, bodyTimeoutMs)))
+          : fromOtherParser(parsed);
+      const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
+      const envelope = parseCloudEventEnvelope(raw);
+      seen?.(envelope);
+      const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
+      const event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
+      if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {
+        log.info(
+          { eventId: event.id, dataschema: event.dataschema },
+          'dataschema is not of the form …/schemas/<resource>/v<x.y.z>.json; schemaVersion is null',
+        );
+      }
+      const violations = checkEventRules(event.type, event.layout, event.data);
+      if (violations.length > 0) {
+        if (validation === 'strict') {
+          const [first] = violations as [(typeof violations)[number]];
+          throw new HttpProblem({
+            status: 400,
+            slug: 'event-rule-violated',
+            title: 'Bad Request',
+            detail: `${first.message} (spec ${first.rule}).`,
+            field: first.field,
+            errors: violations.map((v) => ({ field: v.field, rule: `${v.message} (spec ${v.rule})` })),
+          });
+        }
+        log.warn(
+          { eventId: event.id, type: event.type, violations },
+          'event breaks the spec; accepted because validation is lenient',
+        );
+      }
+      return { envelope, event };
     } catch (error) {
       throw error instanceof InvalidEventError ? invalidEventProblem(error) : error;
     }
