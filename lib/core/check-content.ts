@@ -38,7 +38,8 @@ export function checkContent(
     throw unsupported(`Content-Encoding ${contentEncoding} is not accepted.`, 'Content-Encoding');
   }
   if (contentType === undefined) throw unsupported('The request has no Content-Type.');
-  if (!binary && KNOWN_GOOD.has(contentType.toLowerCase())) return;
+  // As senders spell it, then in any case: the lowercase copy is made only for the unusual spellings.
+  if (!binary && (KNOWN_GOOD.has(contentType) || KNOWN_GOOD.has(contentType.toLowerCase()))) return;
   let parsed: ReturnType<typeof parseContentType>;
   try {
     parsed = parseContentType(contentType);

@@ -20,7 +20,7 @@ const SOURCE_TIMEOUT_MS = 5_000;
 const MAX_TOKEN = 512;
 /** A per-process random pad: tokens are kept XORed with it, never as a string an error or a heap dump shows. */
 const PAD = randomBytes(MAX_TOKEN);
-const scratch = Buffer.alloc(MAX_TOKEN);
+const scratch = Buffer.from(PAD);
 
 interface MaskedToken {
   bytes: Buffer;
@@ -64,15 +64,16 @@ export function createTokenVerifier(
     if (!match) return 'malformed';
     const presented = match[1] as string;
     if (presented.length > MAX_TOKEN) return 'invalid';
-    // Visible ASCII only (the pattern says so): one char is one byte.
-    PAD.copy(scratch);
-    for (let i = 0; i < presented.length; i++) scratch[i] = (scratch[i] as number) ^ presented.charCodeAt(i);
+    // Visible ASCII only (the pattern says so): one char is one byte. `scratch` holds the pad between
+    // calls, so only the presented token's bytes are masked here and put back after, not all 512.
+    for (let i = 0; i < presented.length; i++) scratch[i] = (PAD[i] as number) ^ presented.charCodeAt(i);
     let ok = false;
     // No early exit: every configured token is compared, so timing does not tell which matched.
     for (const candidate of expected) {
       const same = timingSafeEqual(candidate.bytes, scratch);
       ok = (same && candidate.length === presented.length) || ok;
     }
+    for (let i = 0; i < presented.length; i++) scratch[i] = PAD[i] as number;
     return ok ? 'valid' : 'invalid';
   };
 
