@@ -4,6 +4,8 @@ import { HttpProblem } from './http-problem';
 
 /** `__proto__` keys and `constructor.prototype` chains are dropped wherever they appear. */
 const SAFE_JSON = { protoAction: 'remove', constructorAction: 'remove' } as const;
+/** Text that could spell a `__proto__` or `constructor` key: one regex pass costs less than three `includes`. */
+const NEEDS_SCAN = /__proto__|constructor|\\u/;
 
 function badRequest(slug: string, detail: string): HttpProblem {
   return new HttpProblem({ status: 400, slug, title: 'Bad Request', detail });
@@ -30,7 +32,7 @@ export function parseJsonText(text: string): unknown {
     throw badRequest('invalid-json', `The request body is not valid JSON: ${where}.`);
   }
   // A key can also be spelled with escapes (`"\u005f_proto__"`), so any escape takes the slow path.
-  if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) {
+  if (NEEDS_SCAN.test(text)) {
     if (typeof value === 'object' && value !== null) sjson.scan(value, SAFE_JSON);
   }
   return value;

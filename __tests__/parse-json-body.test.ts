@@ -1,0 +1,32 @@
+import { parseJsonText } from '../lib/core/parse-json-body';
+
+const ownKeys = (value: unknown) => Object.keys(value as object);
+
+describe('parseJsonText', () => {
+  // Every spelling of a prototype key is dropped, escaped ones included: the quick text check that
+  // decides whether to scan must not miss any of them.
+  it.each([
+    ['a plain __proto__ key', '{"a":1,"__proto__":{"polluted":true}}'],
+    ['an escaped __proto__ key', '{"a":1,"\\u005f_proto__":{"polluted":true}}'],
+    ['an escape in the middle of __proto__', '{"a":1,"__pro\\u0074o__":{"polluted":true}}'],
+    ['a nested escaped __proto__ key', '{"a":1,"data":{"\\u005f\\u005fproto__":{"polluted":true}}}'],
+  ])('drops %s', (_name, text) => {
+    const value = parseJsonText(text) as Record<string, unknown>;
+    expect(ownKeys(value)).not.toContain('__proto__');
+    if (value.data !== undefined) expect(ownKeys(value.data)).not.toContain('__proto__');
+    expect(value.a).toBe(1);
+  });
+
+  it.each([
+    ['a plain', '{"a":1,"constructor":{"prototype":{"polluted":true}}}'],
+    ['an escaped', '{"a":1,"\\u0063onstructor":{"prototype":{"polluted":true}}}'],
+  ])('drops %s constructor.prototype chain', (_name, text) => {
+    const value = parseJsonText(text) as Record<string, unknown>;
+    expect(ownKeys(value)).toEqual(['a']);
+  });
+
+  it('leaves an ordinary body as JSON.parse reads it', () => {
+    const text = '{"id":"evt_1","data":{"title":"constructors","list":[1,2]}}';
+    expect(parseJsonText(text)).toEqual(JSON.parse(text));
+  });
+});
