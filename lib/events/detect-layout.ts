@@ -4,9 +4,21 @@ import type { Layout } from './webhook-event';
 
 const SERVICE_ORIGIN = /^\/service\/[^/]+/;
 
-interface Evidence {
-  layout: Layout;
-  reason: string;
+type Envelope = { source: string; dataschema?: string | null | undefined };
+
+/** The first sign of layout A, said for an error message; undefined when there is none. */
+function signOfA(envelope: Envelope, data: Readonly<Record<string, unknown>>): string | undefined {
+  if (envelope.dataschema != null) return 'dataschema is set';
+  if (SERVICE_ORIGIN.test(envelope.source)) return `source is "${envelope.source}"`;
+  for (const field of LAYOUT_A_FIELDS) if (Object.hasOwn(data, field)) return `data.${field} is present`;
+  return undefined;
+}
+
+/** The first sign of layout B, said for an error message; undefined when there is none. */
+function signOfB(envelope: Envelope, data: Readonly<Record<string, unknown>>): string | undefined {
+  if (envelope.source === 'service') return 'source is "service"';
+  for (const field of LAYOUT_B_FIELDS) if (Object.hasOwn(data, field)) return `data.${field} is present`;
+  return undefined;
 }
 
 /**
@@ -16,29 +28,15 @@ interface Evidence {
  *   `card_number`/`site_code`/`file_data`.
  * Signs of both → an InvalidEventError (400). No sign of either → A, the current layout.
  */
-export function detectLayout(
-  envelope: { source: string; dataschema?: string | null | undefined },
-  data: Readonly<Record<string, unknown>>,
-): Layout {
-  const evidence: Evidence[] = [];
-  if (envelope.dataschema != null) evidence.push({ layout: 'A', reason: 'dataschema is set' });
-  if (SERVICE_ORIGIN.test(envelope.source))
-    evidence.push({ layout: 'A', reason: `source is "${envelope.source}"` });
-  if (envelope.source === 'service') evidence.push({ layout: 'B', reason: 'source is "service"' });
-  for (const field of LAYOUT_A_FIELDS) {
-    if (Object.hasOwn(data, field)) evidence.push({ layout: 'A', reason: `data.${field} is present` });
-  }
-  for (const field of LAYOUT_B_FIELDS) {
-    if (Object.hasOwn(data, field)) evidence.push({ layout: 'B', reason: `data.${field} is present` });
-  }
-  const a = evidence.find((e) => e.layout === 'A');
-  const b = evidence.find((e) => e.layout === 'B');
-  if (a && b) {
-    throw new InvalidEventError({
-      slug: 'mixed-layout',
-      detail: `The event contradicts itself: ${a.reason} (layout A) but ${b.reason} (layout B).`,
-      field: b.reason.startsWith('data.') ? b.reason.split(' ')[0] : 'source',
-    });
-  }
-  return b ? 'B' : 'A';
+export function detectLayout(envelope: Envelope, data: Readonly<Record<string, unknown>>): Layout {
+  // Layout A's signs are looked for only when B shows one: most events show none of B, and are A.
+  const b = signOfB(envelope, data);
+  if (b === undefined) return 'A';
+  const a = signOfA(envelope, data);
+  if (a === undefined) return 'B';
+  throw new InvalidEventError({
+    slug: 'mixed-layout',
+    detail: `The event contradicts itself: ${a} (layout A) but ${b} (layout B).`,
+    field: b.startsWith('data.') ? b.split(' ')[0] : 'source',
+  });
 }
