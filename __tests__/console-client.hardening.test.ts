@@ -84,7 +84,9 @@ describe('waitUntilVerified keeps its deadline inside pagination (issue 10, item
     Array.from({ length: 100 }, () => ({ id: `wh_${++counter}`, name: 'n', verified: false }));
 
   it('rejects at its deadline against a server that always answers a new full page', async () => {
-    const endless = await server((_req, res) => json(res, 200, fullPage()));
+    // Each page answers after 2 ms, so the 1000-page cap lies past 2 s whatever the machine's speed:
+    // only the 500 ms deadline can end the wait.
+    const endless = await server((_req, res) => void setTimeout(() => json(res, 200, fullPage()), 2));
     try {
       const started = Date.now();
       await expect(clientFor(endless.url).waitUntilVerified('wh_never', { timeoutMs: 500 })).rejects.toThrow(
