@@ -142,6 +142,18 @@ const ROWS: Row[] = [
     status: 400,
     slug: 'invalid-cloudevent',
   },
+  ...[' ', '\u0000', '\t\r\n', '\u0085'].map((id) => ({
+    name: `an id of only ${JSON.stringify(id)}`,
+    request: delivery({ ...issued(), id }),
+    status: 400,
+    slug: 'invalid-cloudevent',
+  })),
+  {
+    name: 'a source of only spaces',
+    request: delivery({ ...issued(), source: '   ' }),
+    status: 400,
+    slug: 'invalid-cloudevent',
+  },
   {
     name: 'a bad extension name',
     request: delivery({ ...issued(), 'Bad-Name': 1 }),
@@ -257,6 +269,35 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
     expect(badChallenge.status).toBe(400);
     expect(badChallenge.text).not.toContain('two words');
   });
+
+  it.each([
+    ['a binary-mode event', binaryMode],
+    [
+      'one ce-* header beside a handshake body',
+      { headers: { 'ce-id': 'evt_1', 'content-type': 'application/json' }, body: '{"challenge":"chl_b"}' },
+    ],
+    ['a structured event', delivery(issued())],
+  ])(
+    'refuses %s sent with the challenge header (400), runs no handler and echoes nothing',
+    async (_name, request) => {
+      const { door: d, runs } = await start();
+      const answer = await d.send({
+        ...request,
+        headers: {
+          ...request.headers,
+          authorization: `Bearer ${TOKEN}`,
+          'x-service-webhook-challenge': 'chl_h',
+        },
+      });
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.text)).toMatchObject({
+        type: 'urn:service-webhooks:problem:invalid-challenge',
+      });
+      expect(answer.text).not.toContain('"challenge":"chl');
+      expect(answer.headers['x-service-webhook-challenge']).toBeUndefined();
+      expect(runs.size).toBe(0);
+    },
+  );
 
   it('runs an event once: a redelivery after success is a duplicate, a failure is retried', async () => {
     const { door: d, runs } = await start();

@@ -75,6 +75,28 @@ describe('challengeHandshake', () => {
     if (sent) expect(JSON.stringify(res.body)).not.toContain(sent);
   });
 
+  it.each([
+    [
+      'a binary-mode event (ce-* headers)',
+      { 'ce-specversion': '1.0', 'ce-id': 'evt_1', 'ce-type': 'ag.access_pass.issued' },
+      { id: 'pass_1' },
+    ],
+    [
+      'a structured event',
+      {},
+      { specversion: '1.0', id: 'evt_1', type: 'ag.access_pass.issued', challenge: 'c' },
+    ],
+  ])(
+    'refuses %s sent with the challenge header (400) and passes nothing on',
+    async (_name, headers, body) => {
+      const { app, passed } = appWith();
+      const res = await handshake(app, 'chl_abc', body).set(headers).expect(400);
+      expect(res.body).toMatchObject({ status: 400, field: 'challenge' });
+      expect(res.headers['x-service-webhook-challenge']).toBeUndefined();
+      expect(passed).toEqual([]);
+    },
+  );
+
   it('accepts a 512-character challenge', async () => {
     const { app } = appWith();
     const challenge = 'c'.repeat(512);

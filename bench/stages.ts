@@ -18,7 +18,12 @@ const HEADERS: Record<string, string> = {
 const header = (name: string) => HEADERS[name];
 
 function request(bytes: Uint8Array): WebhookRequest {
-  return { method: 'POST', header, body: { hasBody: true, read: async () => bytes } };
+  return {
+    method: 'POST',
+    header,
+    hasHeaderPrefix: () => false,
+    body: { hasBody: true, read: async () => bytes },
+  };
 }
 
 /**

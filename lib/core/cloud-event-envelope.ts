@@ -11,6 +11,12 @@ const required = (rule: string) => ({
 });
 const nonEmptyString = (rule = 'must be a non-empty string') =>
   z.string(required(rule)).min(1, { error: rule });
+/**
+ * An id or source of only spaces or control characters is empty to every reader (a log, a dashboard,
+ * the Service's own retry key), so it is refused as CloudEvents refuses an empty one.
+ */
+const VISIBLE = /[^\s\p{Cc}]/u;
+const identifier = (rule: string) => nonEmptyString(rule).regex(VISIBLE, { error: rule });
 
 const CONTEXT_ATTRIBUTES = new Set([
   'specversion',
@@ -28,8 +34,8 @@ const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 
 const fields = {
   specversion: z.literal('1.0', required('must be exactly "1.0"')),
-  id: nonEmptyString(),
-  source: nonEmptyString('must be a non-empty URI-reference'),
+  id: identifier('must be a non-empty string with a visible character'),
+  source: identifier('must be a non-empty URI-reference with a visible character'),
   type: nonEmptyString(),
   datacontenttype: nonEmptyString().nullish(),
   dataschema: z.url({ error: 'must be an absolute URI' }).nullish(),
@@ -68,6 +74,7 @@ function schemaUrlOk(value: unknown): boolean {
 }
 
 const nonEmpty = (value: unknown) => typeof value === 'string' && value.length > 0;
+const visible = (value: unknown) => typeof value === 'string' && VISIBLE.test(value);
 
 /**
  * The envelope as the schema would return it, decided by hand for the shape the Service sends;
@@ -76,7 +83,7 @@ const nonEmpty = (value: unknown) => typeof value === 'string' && value.length >
  */
 export function fastEnvelope(body: Record<string, unknown>): CloudEventEnvelope | undefined {
   const { specversion, id, source, type, datacontenttype, dataschema, subject, time, data_base64 } = body;
-  if (specversion !== '1.0' || !nonEmpty(id) || !nonEmpty(source) || !nonEmpty(type)) return undefined;
+  if (specversion !== '1.0' || !visible(id) || !visible(source) || !nonEmpty(type)) return undefined;
   if ((datacontenttype != null && !nonEmpty(datacontenttype)) || (subject != null && !nonEmpty(subject))) {
     return undefined;
   }

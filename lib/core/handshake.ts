@@ -31,11 +31,22 @@ function badChallenge(detail: string): HttpProblem {
   });
 }
 
+function eventWithChallenge(): HttpProblem {
+  return badChallenge(
+    'A handshake must not carry a CloudEvent (a specversion in the body or ce-* headers): send the event without X-Service-Webhook-Challenge.',
+  );
+}
+
 async function readChallenge(
   request: WebhookRequest,
   headerValue: string,
   timeoutMs: number,
 ): Promise<string> {
+  if (request.hasHeaderPrefix('ce-')) {
+    // A binary-mode event (its attributes in ce-* headers) echoed as a handshake would be
+    // acknowledged with no handler run, and the Service would never send it again.
+    throw eventWithChallenge();
+  }
   let challenge: unknown = headerValue;
   let body: unknown;
   const { parsed } = request.body;
@@ -53,9 +64,7 @@ async function readChallenge(
   if (typeof body === 'object' && body !== null && 'specversion' in body) {
     // An event sent with the challenge header must not be acknowledged by an echo: its handlers
     // would never run. Refused, so the sender sees the mistake and the event is retried.
-    throw badChallenge(
-      'A handshake must not carry a CloudEvent: send the event without X-Service-Webhook-Challenge.',
-    );
+    throw eventWithChallenge();
   }
   if (typeof body === 'object' && body !== null && 'challenge' in body) {
     challenge = (body as { challenge: unknown }).challenge;

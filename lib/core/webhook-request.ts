@@ -19,6 +19,11 @@ export interface WebhookRequest {
   method: string;
   /** A header by lowercase name, repeated values joined with `, `; `undefined` when absent. */
   header(name: string): string | undefined;
+  /**
+   * Whether any header's name starts with `prefix` (lowercase). Only the handshake asks (is this a
+   * binary-mode event?), so adapters answer it lazily and deliveries never pay for it.
+   */
+  hasHeaderPrefix(prefix: string): boolean;
   body: BodySource;
   /** The transport's socket when it has one (node:http), for mTLS; `undefined` for Fetch. */
   socket?: unknown;

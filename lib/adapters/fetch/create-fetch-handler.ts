@@ -27,6 +27,10 @@ export function createFetchHandler(options: ReceiverOptions): FetchHandler {
     const { answer, record } = await core.handle({
       method: request.method,
       header: (name) => request.headers.get(name) ?? undefined,
+      hasHeaderPrefix: (prefix) => {
+        for (const name of request.headers.keys()) if (name.startsWith(prefix)) return true;
+        return false;
+      },
       body: webBody(request),
     });
     // The platform owns the connection: a Connection header is not ours to send here.

@@ -27,6 +27,7 @@ export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): 
       // them. Joined here too, so an ambiguous request is refused the same way through every door.
       return SINGLETONS.has(name) && value !== undefined ? allOf(req.rawHeaders, name, value) : value;
     },
+    hasHeaderPrefix: (prefix) => Object.keys(headers).some((name) => name.startsWith(prefix)),
     body: nodeBody(req, parsed),
     socket: req.socket,
   };
