@@ -61,6 +61,35 @@ describe('bearerAuth', () => {
     expect(() => bearerAuth(options as never)).toThrow(/^\[service-webhooks\] bearerAuth: tokens/);
   });
 
+  it.each([
+    ['valid first', ['Bearer tok_live_1', 'Bearer tok_wrong']],
+    ['valid second', ['Bearer tok_wrong', 'Bearer tok_live_1']],
+    ['valid twice', ['Bearer tok_live_1', 'Bearer tok_live_1']],
+  ])(
+    'answers 401 to two Authorization lines (%s), joined as the receivers join them',
+    async (_name, lines) => {
+      const reached = { count: 0 };
+      const server = await listen(appWith(['tok_live_1'], reached));
+      try {
+        const status = await new Promise<number>((resolve, reject) => {
+          const req = http.request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/' });
+          // An array value is sent as one header line per element, as a proxy that appends one would.
+          req.setHeader('Authorization', lines);
+          req.on('response', (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        expect(status).toBe(401);
+        expect(reached.count).toBe(0);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
   it('does not put a configured token in a construction error', () => {
     try {
       bearerAuth({ tokens: ['secret_token_1', ''] });

@@ -211,6 +211,28 @@ describe('client certificate from a trusted proxy header', () => {
     ],
     ['no ALB header', 'aws-alb', () => ({}), 401, 'missing-client-certificate'],
     [
+      // Verify mode: the ALB verified the client's own leaf; the client added a passthrough chain
+      // holding the pinned certificate, which must not be read.
+      'a forged ALB passthrough chain beside a verified leaf',
+      'aws-alb',
+      () => ({
+        'x-amzn-mtls-clientcert': albEncoded(f.certs.client.cert),
+        'x-amzn-mtls-clientcert-leaf': albEncoded(f.stranger.cert),
+      }),
+      403,
+      'ambiguous-client-certificate',
+    ],
+    [
+      'a verified ALB leaf beside a passthrough chain',
+      'aws-alb',
+      () => ({
+        'x-amzn-mtls-clientcert': albEncoded(f.stranger.cert),
+        'x-amzn-mtls-clientcert-leaf': albEncoded(f.certs.client.cert),
+      }),
+      403,
+      'ambiguous-client-certificate',
+    ],
+    [
       'a header over 32 KiB',
       'aws-alb',
       () => ({ 'x-amzn-mtls-clientcert': 'A'.repeat(33 * 1024) }),

@@ -47,18 +47,26 @@ export function readNginx(header: (name: string) => string | undefined): Present
 /**
  * AWS ALB: in passthrough mode `X-Amzn-Mtls-Clientcert` carries the whole chain the client sent
  * (unverified); in verify mode `X-Amzn-Mtls-Clientcert-Leaf` carries the leaf the ALB verified
- * against its trust store.
+ * against its trust store. The ALB sends one or the other, never both: both at once means a client
+ * wrote one of them, so the request is refused rather than one of them being believed.
  */
 export function readAwsAlb(header: (name: string) => string | undefined): PresentedCertificate {
   const passthrough = boundedHeader(header('x-amzn-mtls-clientcert'), 'X-Amzn-Mtls-Clientcert');
   if (typeof passthrough === 'object') return passthrough;
-  if (passthrough !== undefined && passthrough.trim() !== '') {
-    return readEncodedPem(passthrough, 'X-Amzn-Mtls-Clientcert', false);
-  }
   const leaf = boundedHeader(header('x-amzn-mtls-clientcert-leaf'), 'X-Amzn-Mtls-Clientcert-Leaf');
   if (typeof leaf === 'object') return leaf;
-  if (leaf !== undefined && leaf.trim() !== '')
-    return readEncodedPem(leaf, 'X-Amzn-Mtls-Clientcert-Leaf', true);
+  const hasPassthrough = passthrough !== undefined && passthrough.trim() !== '';
+  const hasLeaf = leaf !== undefined && leaf.trim() !== '';
+  if (hasPassthrough && hasLeaf) {
+    return {
+      kind: 'refused',
+      slug: 'ambiguous-client-certificate',
+      detail:
+        'Both X-Amzn-Mtls-Clientcert (passthrough mode) and X-Amzn-Mtls-Clientcert-Leaf (verify mode) were forwarded; the load balancer sends only one, so one was written by the client. Make the load balancer the only route to this receiver.',
+    };
+  }
+  if (hasLeaf) return readEncodedPem(leaf, 'X-Amzn-Mtls-Clientcert-Leaf', true);
+  if (hasPassthrough) return readEncodedPem(passthrough, 'X-Amzn-Mtls-Clientcert', false);
   return {
     kind: 'absent',
     detail: 'No X-Amzn-Mtls-Clientcert header: the load balancer forwarded no client certificate.',

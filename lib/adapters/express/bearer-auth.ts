@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { checkOptionKeys } from '../../check-option-keys';
 import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../core/token-verifier';
 import { unauthorized } from '../../core/unauthorized';
+import { joinedHeader } from '../node/node-request';
 
 export interface BearerAuthOptions {
   /**
@@ -21,7 +22,7 @@ export function bearerAuth(options: BearerAuthOptions): RequestHandler {
   const verifier = createTokenVerifier(options?.tokens, 'bearerAuth');
   return function bearerAuth(req, _res, next) {
     const pass = (check: TokenCheck) => next(check === 'valid' ? undefined : unauthorized(check));
-    const check = verifier.check(req.headers.authorization);
+    const check = verifier.check(joinedHeader(req, 'authorization'));
     if (typeof check === 'string') pass(check);
     else check.then(pass, next);
   };

@@ -15,6 +15,20 @@ function allOf(raw: readonly string[], name: string, first: string): string {
   return seen > 1 && all !== undefined ? all : first;
 }
 
+/**
+ * A header that must appear once (Authorization, Content-Type): node keeps only the first of a
+ * repeated one, the Fetch API joins them. Joined here too, so an ambiguous request is refused the
+ * same way through every door and every step.
+ */
+export function joinedHeader(
+  req: Pick<IncomingMessage, 'headers' | 'rawHeaders'>,
+  name: string,
+): string | undefined {
+  const value = req.headers[name];
+  if (Array.isArray(value)) return value.join(', ');
+  return value === undefined ? undefined : allOf(req.rawHeaders, name, value);
+}
+
 /** A node:http request as the core sees it; `parsed` when another parser already read the body. */
 export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): WebhookRequest {
   const { headers } = req;
@@ -23,8 +37,6 @@ export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): 
     header: (name) => {
       const value = headers[name];
       if (Array.isArray(value)) return value.join(', ');
-      // node keeps only the first of a repeated Authorization or Content-Type; the Fetch API joins
-      // them. Joined here too, so an ambiguous request is refused the same way through every door.
       return SINGLETONS.has(name) && value !== undefined ? allOf(req.rawHeaders, name, value) : value;
     },
     hasHeaderPrefix: (prefix) => Object.keys(headers).some((name) => name.startsWith(prefix)),
