@@ -1,6 +1,6 @@
 import express from 'express';
-import { createEventRouter, webhookReceiver, type Logger } from 'service-webhooks';
-import { deliverEvent } from 'service-webhooks/testing';
+import { createEventRouter, createFetchHandler, webhookReceiver, type Logger } from 'service-webhooks';
+import { buildEvent, deliverEvent, DELIVERY_HEADERS } from 'service-webhooks/testing';
 import { resolveLogger } from '../lib/logger';
 
 /** An error whose every accessor a serializer might touch throws. */
@@ -162,4 +162,62 @@ it('a handler error with a throwing stack getter is logged by the default logger
     expect(text).toMatch(/^\[service-webhooks\] /);
     expect(text).not.toContain('\n');
   }
+});
+
+describe('sender bytes in a log line are escaped', () => {
+  const FORGED = '\n[service-webhooks] acknowledged a delivery status=200 \u001b[2K\u009b31m\u2028\u202e';
+  const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+  function strings(value: unknown, out: string[] = []): string[] {
+    if (typeof value === 'string') out.push(value);
+    else if (typeof value === 'object' && value !== null && !(value instanceof Error))
+      for (const [key, item] of Object.entries(value)) strings(item, out).push(key);
+    return out;
+  }
+
+  async function deliver(logger: Logger | undefined, event: Record<string, unknown>) {
+    const router = createEventRouter().on('ag.hid_org.created', () => undefined);
+    const handler = createFetchHandler({ bearerTokens: ['tok_1'], router, logger });
+    const response = await handler(
+      new Request('http://app.local/', {
+        method: 'POST',
+        headers: { ...DELIVERY_HEADERS, authorization: 'Bearer tok_1' },
+        body: JSON.stringify(event),
+      }),
+    );
+    await handler.drain({ timeoutMs: 1000 });
+    return response.status;
+  }
+
+  const cases: [string, Record<string, unknown>, number][] = [
+    [
+      'an extension attribute name (refused)',
+      { ...buildEvent('ag.hid_org.created'), [`x${FORGED}`]: 1 },
+      400,
+    ],
+    [
+      'an event id (acknowledged)',
+      { ...buildEvent('ag.hid_org.created', {}, { id: `evt_1${FORGED}` }) },
+      200,
+    ],
+  ];
+
+  it.each(cases)("in %s, through a user's logger: message and metadata", async (_name, event, status) => {
+    const calls: { meta: unknown; message: string }[] = [];
+    const record = (meta: unknown, message: string) => void calls.push({ meta, message });
+    expect(await deliver({ debug: record, info: record, warn: record, error: record }, event)).toBe(status);
+    expect(calls.length).toBeGreaterThan(0);
+    const seen = calls.flatMap(({ meta, message }) => [message, ...strings(meta)]);
+    expect(seen.join(' ')).toContain('acknowledged a delivery status=200');
+    for (const text of seen) expect(text).not.toMatch(CONTROL);
+  });
+
+  it.each(cases.filter(([, , status]) => status !== 200))(
+    'in %s, through the default console logger: one line',
+    async (_name, event, status) => {
+      expect(await deliver(undefined, event)).toBe(status);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const { text } of lines) expect(text).not.toMatch(CONTROL);
+    },
+  );
 });

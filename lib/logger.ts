@@ -13,13 +13,52 @@ export type ResolvedLogger = Record<LogLevel, LogMethod>;
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const noop: LogMethod = () => undefined;
 
+/**
+ * C0 and C1 controls, line and paragraph separators, and the bidirectional overrides: bytes a sender
+ * controls (an id, an attribute name in a refusal's detail) that could forge a log line, colour a
+ * terminal or reorder what an operator reads.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const CONTROLS = new RegExp(CONTROL.source, 'g');
+
+/** `text` with every control character written as a visible escape (`\n`, `\u001b`). */
+export function escapeControl(text: string): string {
+  if (!CONTROL.test(text)) return text;
+  return text.replace(CONTROLS, (c) =>
+    c === '\n'
+      ? '\\n'
+      : c === '\r'
+        ? '\\r'
+        : c === '\t'
+          ? '\\t'
+          : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
+ * Metadata with its strings escaped, plain objects and arrays copied a few levels deep; anything else
+ * (an Error, a Date) is passed as it is, for the logger's own serializer.
+ */
+function escapeMeta(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return escapeControl(value);
+  if (depth > 3 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((item) => escapeMeta(item, depth + 1));
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    copy[escapeControl(key)] = escapeMeta((value as Record<string, unknown>)[key], depth + 1);
+  }
+  return copy;
+}
+
 /** Never throws, whatever getters the value has: an error's stack is left out, only its name and message. */
 function describe(value: unknown): string {
   try {
-    if (value instanceof Error) return `${value.name}: ${value.message}`;
+    if (value instanceof Error) return escapeControl(`${value.name}: ${value.message}`);
     if (typeof value === 'string') return JSON.stringify(value);
     const text = JSON.stringify(value);
-    return text === undefined ? String(value) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
+    const shown = text === undefined ? String(value) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
+    return escapeControl(shown);
   } catch {
     return '[unprintable]';
   }
@@ -47,7 +86,7 @@ const consoleLogger: ResolvedLogger = {
 function contained(call: LogMethod): LogMethod {
   return (meta, message) => {
     try {
-      const result: unknown = call(meta, message);
+      const result: unknown = call(escapeMeta(meta, 0) as Record<string, unknown>, escapeControl(message));
       if (typeof (result as Promise<unknown> | undefined)?.then === 'function') {
         (result as Promise<unknown>).then(undefined, () => undefined);
       }
