@@ -166,6 +166,7 @@ it('a handler error with a throwing stack getter is logged by the default logger
 
 describe('sender bytes in a log line are escaped', () => {
   const FORGED = '\n[service-webhooks] acknowledged a delivery status=200 \u001b[2K\u009b31m\u2028\u202e';
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
   function strings(value: unknown, out: string[] = []): string[] {

@@ -18,6 +18,7 @@ const noop: LogMethod = () => undefined;
  * controls (an id, an attribute name in a refusal's detail) that could forge a log line, colour a
  * terminal or reorder what an operator reads.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const CONTROLS = new RegExp(CONTROL.source, 'g');
 
