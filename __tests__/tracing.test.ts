@@ -196,23 +196,41 @@ describe.each(DOORS)('tracing through $name', (door) => {
     expect(handlerSpans().map((s) => s.name)).toEqual(['handle other']);
   });
 
-  it('traces a refused request too: named by its method, parented by the header, status unset', async () => {
+  it('traces a request refused before auth as a root span: the sender does not choose our trace', async () => {
     const event = { ...buildEvent('ag.access_pass.issued'), traceparent: eventTraceparent };
-    const answer = await open.send(
-      delivery(event, { authorization: 'Bearer nope', traceparent: httpTraceparent }),
-    );
-    expect(answer.status).toBe(401);
-    const server = serverSpan();
-    expect(server.name).toBe('POST');
-    expect(server.parentSpanContext?.spanId).toBe(HTTP_PARENT);
-    expect(server.attributes).toMatchObject({
-      'service_webhooks.outcome': 'rejected',
-      'service_webhooks.problem': 'invalid-token',
-      'http.response.status_code': 401,
-    });
-    expect(Object.keys(server.attributes).filter((k) => k.startsWith('cloudevents.'))).toEqual([]);
-    expect(server.status.code).toBe(SpanStatusCode.UNSET);
+    for (let i = 0; i < 5; i++) {
+      const answer = await open.send(
+        delivery(event, { authorization: 'Bearer nope', traceparent: httpTraceparent }),
+      );
+      expect(answer.status).toBe(401);
+    }
+    const servers = spans().filter((s) => s.kind === SpanKind.SERVER);
+    expect(servers).toHaveLength(5);
+    for (const server of servers) {
+      expect(server.name).toBe('POST');
+      expect(server.parentSpanContext).toBeUndefined();
+      expect([HTTP_TRACE, EVENT_TRACE]).not.toContain(server.spanContext().traceId);
+      expect(server.attributes).toMatchObject({
+        'service_webhooks.outcome': 'rejected',
+        'service_webhooks.problem': 'invalid-token',
+        'http.response.status_code': 401,
+      });
+      expect(Object.keys(server.attributes).filter((k) => k.startsWith('cloudevents.'))).toEqual([]);
+      expect(server.status.code).toBe(SpanStatusCode.UNSET);
+    }
     expect(handlerSpans()).toEqual([]);
+  });
+
+  it("continues the request's traceparent for an authenticated delivery refused for its body", async () => {
+    const answer = await open.send({
+      ...delivery({}),
+      body: '{"specversion":',
+      headers: { ...delivery({}).headers, traceparent: httpTraceparent },
+    });
+    expect(answer.status).toBe(400);
+    const server = serverSpan();
+    expect(server.parentSpanContext?.spanId).toBe(HTTP_PARENT);
+    expect(server.spanContext().traceId).toBe(HTTP_TRACE);
   });
 
   it('traces the handshake', async () => {

@@ -87,6 +87,7 @@ export function createReceiverCore(
       );
       throw unauthorized(check, retryAfter);
     }
+    if (span !== undefined) span.authenticated = true;
     // Known as soon as the envelope is checked, so a 400 for the data still names its event.
     const { envelope, event }: ReadEvent = await readEvent(request, (checked) => {
       record.eventId = checked.id;

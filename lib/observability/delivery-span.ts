@@ -30,6 +30,12 @@ export class DeliverySpan {
   readonly #startTime: number;
   #span: Span | undefined;
   #active: Context | undefined;
+  /**
+   * Set once the request's credentials were checked. Until then its `traceparent` is the sender's
+   * word only: anyone could make us export spans into a trace of their choosing (and force sampling),
+   * so a request refused before that is a root span.
+   */
+  authenticated = false;
 
   constructor(tracer: Tracer, request: WebhookRequest, startedAt: number) {
     this.#tracer = tracer;
@@ -40,14 +46,19 @@ export class DeliverySpan {
   /** Starts the span as a child of the event's trace (falling back to the request's). */
   begin(envelope: CloudEventEnvelope, event: AnyWebhookEvent): void {
     const fromEvent = remoteSpanContext(envelope.traceparent, envelope.tracestate);
-    this.#start(`process ${typeLabel(event.type)}`, fromEvent, {
-      'cloudevents.event_id': event.id,
-      'cloudevents.event_type': event.type,
-      'cloudevents.event_source': event.source,
-      'cloudevents.event_spec_version': envelope.specversion,
-      'service_webhooks.layout': event.layout,
-      ...(typeof envelope.subject === 'string' ? { 'cloudevents.event_subject': envelope.subject } : {}),
-    });
+    this.#start(
+      `process ${typeLabel(event.type)}`,
+      this.authenticated ? fromEvent : undefined,
+      {
+        'cloudevents.event_id': event.id,
+        'cloudevents.event_type': event.type,
+        'cloudevents.event_source': event.source,
+        'cloudevents.event_spec_version': envelope.specversion,
+        'service_webhooks.layout': event.layout,
+        ...(typeof envelope.subject === 'string' ? { 'cloudevents.event_subject': envelope.subject } : {}),
+      },
+      this.authenticated,
+    );
   }
 
   /** Runs `work` (the dispatch) with this span active, so each handler's span is its child. */
@@ -58,7 +69,7 @@ export class DeliverySpan {
   /** Ends the span with what the record says; a request refused before its event was read starts it here. */
   end(record: DeliveryRecord): void {
     const method = METHODS.has(this.#request.method) ? this.#request.method : undefined;
-    const span = this.#span ?? this.#start(method ?? 'HTTP', undefined, {});
+    const span = this.#span ?? this.#start(method ?? 'HTTP', undefined, {}, this.authenticated);
     span.setAttributes({
       'http.request.method': method ?? '_OTHER',
       'http.response.status_code': record.status,
@@ -76,13 +87,15 @@ export class DeliverySpan {
     span.end();
   }
 
-  #start(name: string, fromEvent: SpanContext | undefined, attributes: Attributes): Span {
+  #start(name: string, fromEvent: SpanContext | undefined, attributes: Attributes, trusted: boolean): Span {
     const active = context.active();
     // An HTTP instrumentation's span, when there is one, already continues the request's traceparent.
     const instrumented = trace.getSpanContext(active);
     const fromRequest =
       instrumented ??
-      remoteSpanContext(this.#request.header('traceparent'), this.#request.header('tracestate'));
+      (trusted
+        ? remoteSpanContext(this.#request.header('traceparent'), this.#request.header('tracestate'))
+        : undefined);
     const parent = fromEvent ?? fromRequest;
     const span = this.#tracer.startSpan(
       name,
