@@ -1,5 +1,7 @@
+import { X509Certificate } from 'node:crypto';
+import fc from 'fast-check';
 import { createClientCertificateVerifier, type CertificateSource, type MtlsOptions } from '../lib/mtls';
-import { parseXfcc } from '../lib/mtls/read-xfcc';
+import { parseXfcc, readXfcc } from '../lib/mtls/read-xfcc';
 import {
   acceptedReply,
   derBase64,
@@ -15,7 +17,7 @@ beforeAll(async () => {
 });
 
 /** Sends `headers` over loopback to a plain HTTP server (as behind a proxy) checking with `options`. */
-async function send(options: MtlsOptions, headers: Record<string, string>) {
+async function send(options: MtlsOptions, headers: Record<string, string | string[]>) {
   const server = await startHttpVerifierServer(createClientCertificateVerifier(options, 'test'));
   try {
     return await request(server.url, { headers });
@@ -305,6 +307,12 @@ describe('parseXfcc', () => {
       'hash=1,HASH=2;Cert="c"',
       [{ hash: '1' }, { hash: '2', cert: 'c' }],
     ],
+    ['a second header line joined with ", "', 'Hash=1, Hash=2', [{ hash: '1' }, { hash: '2' }]],
+    [
+      'repeated SAN keys (the first kept)',
+      'By=a;URI=u1;URI=u2;DNS=d1;DNS=d2',
+      [{ by: 'a', uri: 'u1', dns: 'd1' }],
+    ],
   ])('reads %s', (_name, value, elements) => {
     expect(parseXfcc(value).map((element) => Object.fromEntries(element))).toEqual(elements);
   });
@@ -312,7 +320,105 @@ describe('parseXfcc', () => {
   it.each([
     ['a pair without "="', 'Hash'],
     ['an unclosed quote', 'Cert="abc'],
+    ['a quote closed before more value', 'Cert="abc"def'],
+    ['a quote in an unquoted value', 'Cert=ab"c'],
+    ['an "=" in an unquoted value', 'Subject=CN=x'],
+    ['a duplicate key', 'Hash=1;Cert="c";hash=2'],
+    ['a duplicate Cert', 'Cert="a";Cert="b"'],
+    ['an empty element', 'Hash=1,,Hash=2'],
+    ['a trailing ";"', 'Hash=1;'],
+    ['a trailing ","', 'Hash=1,'],
+    ['a key that is not a word', 'Ha sh=1'],
+    ['the smuggle: an open quote swallowing the next element', 'Hash=1;Cert="a";X=",By=b;Hash=2;Cert="real"'],
   ])('refuses %s', (_name, value) => {
     expect(() => parseXfcc(value)).toThrow();
+  });
+});
+
+describe("XFCC quote smuggling (a client's open quote against a proxy that appends)", () => {
+  /** What the client sends: the Service's certificate in an element whose last quote stays open. */
+  const forged = () =>
+    `Hash=${hashOf(f.certs.client.cert)};Cert="${encodeURIComponent(f.certs.client.cert)}";X="`;
+  const options: [string, () => MtlsOptions][] = [
+    ['a fingerprint pin', () => pinned('x-forwarded-client-cert')],
+    [
+      'ca and subjects',
+      () => ({
+        from: 'x-forwarded-client-cert',
+        ca: f.certs.ca.cert,
+        subjects: [/CN=service-webhooks test client/],
+      }),
+    ],
+  ];
+  it.each(options)(
+    'refuses, with %s, the forged element Envoy appended to (APPEND_FORWARD)',
+    async (_name, opts) => {
+      const reply = await send(opts(), { 'x-forwarded-client-cert': `${forged()},${xfcc(f.next.cert)}` });
+      expect(reply.body).toMatchObject({ ok: false, status: 403, slug: 'unreadable-client-certificate' });
+    },
+  );
+
+  it.each(options)(
+    'refuses, with %s, the forged line beside a second line the proxy added',
+    async (_name, opts) => {
+      const reply = await send(opts(), { 'x-forwarded-client-cert': [forged(), xfcc(f.next.cert)] });
+      expect(reply.body).toMatchObject({ ok: false, status: 403, slug: 'unreadable-client-certificate' });
+    },
+  );
+
+  it("still reads the proxy's element after a well-formed forged one, and after a second line", async () => {
+    const client = xfcc(f.certs.client.cert);
+    expect(
+      (
+        await send(pinned('x-forwarded-client-cert'), {
+          'x-forwarded-client-cert': [xfcc(f.next.cert), client],
+        })
+      ).status,
+    ).toBe(200);
+  });
+
+  const SEED = Number(process.env.PROPERTY_SEED ?? 20261124);
+  const RUNS = Number(process.env.PROPERTY_RUNS ?? 2000);
+  it(`no client prefix, whatever its bytes, changes the certificate the proxy's element yields (seed ${SEED})`, () => {
+    const real = f.next.cert;
+    const proxy = xfcc(real);
+    const wanted = new X509Certificate(real).fingerprint256;
+    const service = encodeURIComponent(f.certs.client.cert);
+    const pieces = ['"', '\\', '\\"', ',', ', ', ';', '=', ' ', 'X', 'Cert=', 'Hash=', service];
+    // The client's own elements: pairs that parse, among them the Service's certificate with its Hash.
+    const pair = fc.oneof(
+      fc.constant(`Hash=${hashOf(f.certs.client.cert)}`),
+      fc.constant(`Cert="${service}"`),
+      fc
+        .tuple(fc.constantFrom('By', 'Subject', 'URI', 'DNS', 'X'), fc.string({ maxLength: 8 }))
+        .map(([key, value]) => `${key}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`),
+    );
+    const elements = fc
+      .array(
+        fc.array(pair, { minLength: 1, maxLength: 4 }).map((pairs) => pairs.join(';')),
+        { maxLength: 3 },
+      )
+      .map((list) => list.join(','));
+    // Then whatever bytes the client likes: an open quote, a stray backslash, random text.
+    const tail = fc.oneof(
+      fc.constantFrom('', ';X="', '"', ';X="\\', ';X=', ','),
+      fc.array(fc.constantFrom(...pieces), { maxLength: 8 }).map((parts) => parts.join('')),
+      fc.string({ unit: 'binary', maxLength: 40 }),
+    );
+    const prefix = fc.tuple(elements, tail).map(([head, rest]) => head + rest);
+    let refused = 0;
+    fc.assert(
+      fc.property(prefix, fc.constantFrom(',', ', '), (client, join) => {
+        const presented = readXfcc((name) =>
+          name === 'x-forwarded-client-cert' ? `${client}${join}${proxy}` : undefined,
+        );
+        if (presented.kind === 'certificate') expect(presented.leaf.fingerprint256).toBe(wanted);
+        else refused++;
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    console.log(
+      `XFCC prefix property (seed ${SEED}, ${RUNS} runs): ${RUNS - refused} read the proxy's certificate, ${refused} refused, 0 other`,
+    );
   });
 });

@@ -72,7 +72,7 @@ export interface Reply {
 /** One request, over TLS when the URL is https, presenting `cert`/`key` when given; 5 s at most. */
 export function request(
   url: string,
-  options: { ca?: string; cert?: string; key?: string; headers?: Record<string, string> } = {},
+  options: { ca?: string; cert?: string; key?: string; headers?: Record<string, string | string[]> } = {},
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const module = url.startsWith('https:') ? https : http;
