@@ -63,6 +63,20 @@ export class EmulatorClient {
   /** Calls `onChange` for each change the emulator streams, until `signal` aborts. */
   async follow(onChange: (change: EmulatorChange) => void, signal: AbortSignal): Promise<void> {
     const res = await this.#fetch('GET', '/stream', undefined, signal);
+    if (!res.ok) {
+      const text = await readBoundedText(res, ANSWER_LIMIT).catch(() => '');
+      let detail: unknown;
+      try {
+        detail = (JSON.parse(text) as { detail?: unknown }).detail;
+      } catch {
+        detail = undefined;
+      }
+      throw new CliFailure(
+        typeof detail === 'string'
+          ? detail
+          : `the emulator at ${this.url} refused its stream (${res.status})`,
+      );
+    }
     const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';
     for (;;) {

@@ -27,19 +27,30 @@ const notFound = (what: string) =>
 
 /**
  * Only this machine's pages and tools may drive the emulator: the Host must be loopback (no DNS
- * rebinding) and a change must be sent as JSON (a cross-site form cannot, and fetch would need CORS).
+ * rebinding), a browser's request must come from the emulator's own pages (a page of another origin
+ * could otherwise hold every stream slot through iframes), and a change must be sent as JSON (a
+ * cross-site form cannot, and fetch would need CORS).
  */
 function localOnly(port: number): RequestHandler {
   const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+  const origins = new Set([...hosts].map((host) => `http://${host}`));
+  const forbidden = (detail: string) =>
+    new ApiProblem({ status: 403, slug: 'not-local', title: 'Forbidden', detail });
   return function localOnly(req, _res, next) {
     if (!hosts.has(req.get('host') ?? ''))
+      return next(forbidden('The emulator answers only to 127.0.0.1 or localhost.'));
+    // Browsers send Sec-Fetch-Site (all current ones) and Origin (on cross-origin and unsafe
+    // requests); the CLI and tests send neither.
+    const site = req.get('sec-fetch-site');
+    const origin = req.get('origin');
+    if (
+      (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+      (origin !== undefined && !origins.has(origin))
+    )
       return next(
-        new ApiProblem({
-          status: 403,
-          slug: 'not-local',
-          title: 'Forbidden',
-          detail: 'The emulator answers only to 127.0.0.1 or localhost.',
-        }),
+        forbidden(
+          "The emulator's API answers only its own web console and local tools, not other sites' pages.",
+        ),
       );
     if (req.method !== 'GET' && !req.is('application/json'))
       return next(

@@ -72,7 +72,11 @@ export function listenCommand(ctx: CliContext): Command {
         if (change.kind === 'attempt' && change.attempt.webhookId === webhookId)
           ctx.out.line(attemptLine(ctx.out, change.attempt));
       };
-      const following = client.follow(print, abort.signal).catch(() => undefined);
+      // Settles with the reason it ended: undefined when the stream ended, else its error.
+      const following = client.follow(print, abort.signal).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       let webhook = await client.register({ name: NAME, url, subscribedEvents: events, privateKey: token });
       webhookId = webhook.id;
       ctx.out.line(`Ready! Your delivery token is ${ctx.out.bold(token)} (^C to quit)`);
@@ -102,9 +106,14 @@ export function listenCommand(ctx: CliContext): Command {
       stopped = true;
       clearTimeout(retry);
       abort.abort();
-      await following;
+      const ended = await following;
       if (why === 'gone') {
         await own?.close();
+        if (ended instanceof CliFailure) {
+          // The emulator is up but refused the stream (busy): take our webhook off it again.
+          await client.remove(webhookId).catch(() => undefined);
+          throw ended;
+        }
         throw new CliFailure(
           `the emulator at ${client.url} stopped; start it again, then \`service-webhooks listen\``,
         );
