@@ -219,7 +219,7 @@ describe('the packed tarball', () => {
     for (const text of [required, imported]) {
       expect(JSON.parse(text)).toEqual({
         claims: ['claimed', 'done'],
-        sent: ['SCRIPT', 'SCRIPT', 'EVALSHA'],
+        sent: ['SCRIPT', 'SCRIPT', 'SCRIPT', 'CONFIG', 'EVALSHA'],
         sql: true,
         contract: 'function',
       });

@@ -121,6 +121,16 @@ describe('prometheusMetrics', () => {
     expect(text).toMatch(/# TYPE service_webhooks_handler_duration_seconds histogram/);
   });
 
+  it('counts what the store bookkeeping reports after an answer, by event', async () => {
+    const registry = new Registry();
+    const metrics = prometheusMetrics({ registry });
+    for (const event of ['mark-done-recovered', 'mark-done-failed', 'lease-lost', 'lease-lost'] as const)
+      metrics.onBookkeeping(event);
+    const text = await registry.metrics();
+    const count = (event: string) => sample(text, 'service_webhooks_store_bookkeeping_total', { event });
+    expect([count('mark-done-recovered'), count('mark-done-failed'), count('lease-lost')]).toEqual([1, 1, 2]);
+  });
+
   it('shows requests in flight while a handler runs', async () => {
     const { door, scrape } = await start();
     let open!: () => void;

@@ -92,6 +92,8 @@ describeWithRedis('RedisStore on a real redis-server', () => {
       expect(sent.map((c) => c.slice(0, 2).join(' '))).toEqual([
         'SCRIPT LOAD',
         'SCRIPT LOAD',
+        'SCRIPT LOAD',
+        'CONFIG GET',
         expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
       ]);
       sent.length = 0;
@@ -99,7 +101,7 @@ describeWithRedis('RedisStore on a real redis-server', () => {
       await store.claim('b', 't', HOUR);
       await store.release('b', 't');
       await store.get('a');
-      expect(sent.map((c) => c[0])).toEqual(['SET', 'EVALSHA', 'EVALSHA', 'GET']);
+      expect(sent.map((c) => c[0])).toEqual(['EVALSHA', 'EVALSHA', 'EVALSHA', 'GET']);
       const keys = sent.map((c) => (c[0] === 'EVALSHA' ? [c[2], c[3]] : ['1', c[1]]));
       expect(keys).toEqual([
         ['1', 'test:a'],
@@ -107,6 +109,42 @@ describeWithRedis('RedisStore on a real redis-server', () => {
         ['1', 'test:b'],
         ['1', 'test:a'],
       ]);
+    });
+
+    it.each([
+      ['volatile-lru', 1],
+      ['allkeys-lru', 1],
+      ['noeviction', 0],
+    ])('reads maxmemory-policy once and warns when it is %s, naming noeviction', async (policy, warnings) => {
+      const warned: string[] = [];
+      await client.sendCommand(['CONFIG', 'SET', 'maxmemory-policy', policy]);
+      try {
+        const watched = new RedisStore({
+          prefix: 'policy:',
+          sendCommand: (...args) => client.sendCommand(args),
+          logger: { warn: (_meta: unknown, message: string) => void warned.push(message) },
+        });
+        await watched.claim('a', 't', HOUR);
+        await watched.claim('b', 't', HOUR);
+        expect(warned).toHaveLength(warnings);
+        if (warnings > 0) expect(warned[0]).toMatch(new RegExp(`maxmemory-policy is ${policy}.*noeviction`));
+      } finally {
+        await client.sendCommand(['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+      }
+    });
+
+    it('says nothing, and works, where CONFIG is refused (managed Redis)', async () => {
+      const warned: string[] = [];
+      const managed = new RedisStore({
+        prefix: 'managed:',
+        sendCommand: (...args) =>
+          args[0] === 'CONFIG'
+            ? Promise.reject(new Error("ERR unknown command 'CONFIG'"))
+            : client.sendCommand(args),
+        logger: { warn: (_meta: unknown, message: string) => void warned.push(message) },
+      });
+      expect(await managed.claim('a', 't', HOUR)).toBe('claimed');
+      expect(warned).toEqual([]);
     });
 
     it('runs a script with EVAL when the server forgot it, then with EVALSHA again', async () => {

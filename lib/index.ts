@@ -30,7 +30,12 @@ export {
 export { createFetchHandler, type FetchHandler } from './adapters/fetch/create-fetch-handler';
 export type { ReceiverOptions } from './core/receiver-options';
 export type { DrainResult } from './core/receiver-core';
-export type { DeliveryListener, DeliveryOutcome, DeliveryRecord } from './core/delivery-record';
+export type {
+  BookkeepingEvent,
+  DeliveryListener,
+  DeliveryOutcome,
+  DeliveryRecord,
+} from './core/delivery-record';
 export type { TokenSource } from './core/token-verifier';
 export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './core/http-problem';
 export type { CloudEventEnvelope } from './core/cloud-event-envelope';

@@ -1,4 +1,5 @@
 import type { ClaimResult, IdempotencyStore } from '../idempotency/idempotency-store';
+import type { BookkeepingEvent } from './delivery-record';
 import { MemoryStore } from '../idempotency/memory-store';
 import type { ResolvedLogger } from '../logger';
 import type { ResolvedDispatchOptions } from './dispatch-options';
@@ -10,9 +11,22 @@ import { withTimeout } from './with-timeout';
 export interface BoundedStore {
   /** The claim's result, or `'unavailable'` when the store failed or did not answer in time. */
   claim(key: string, token: string, eventId: string): Promise<ClaimResult | 'unavailable'>;
-  /** Marks the key done after success, or releases it after failure; never rejects. */
-  settle(key: string, token: string, outcome: Outcome, eventId: string): Promise<Outcome>;
+  /**
+   * Marks the key done after success, or releases it after failure; never rejects. A markDone that
+   * fails goes on in the background, handed to `linger` so the event stays held in this process.
+   */
+  settle(
+    key: string,
+    token: string,
+    outcome: Outcome,
+    eventId: string,
+    linger: (background: Promise<void>) => void,
+  ): Promise<Outcome>;
 }
+
+/** Retries of a failed markDone: at most this many, the first after this delay, each twice the last. */
+const MARK_DONE_RETRIES = 6;
+const MARK_DONE_FIRST_DELAY_MS = 250;
 
 /**
  * Bounds every store call by `storeTimeoutMs`. A claim that lands after we stopped waiting is given
@@ -23,8 +37,10 @@ export function boundedStore(
   options: ResolvedDispatchOptions,
   log: ResolvedLogger,
   warn: RateLimitedLog,
+  onBookkeeping?: (event: BookkeepingEvent) => void,
 ): BoundedStore {
   const { leaseMs, retentionMs, storeTimeoutMs } = options;
+  const retryWindowMs = leaseMs / 2;
   const store = options.store as IdempotencyStore;
   const inMemory = store instanceof MemoryStore;
 
@@ -57,19 +73,68 @@ export function boundedStore(
         return 'unavailable';
       }
     },
-    async settle(key, token, outcome, eventId) {
+    async settle(key, token, outcome, eventId, linger) {
+      if (!outcome.ok) {
+        try {
+          await bounded('release', store.release(key, token));
+        } catch (error) {
+          log.error(
+            { eventId, err: error },
+            'could not release the event; a redelivery waits for its lease to end',
+          );
+        }
+        return outcome;
+      }
       try {
-        if (outcome.ok) await bounded('markDone', store.markDone(key, token, retentionMs));
-        else await bounded('release', store.release(key, token));
+        noteMarkDone(await bounded('markDone', store.markDone(key, token, retentionMs)), eventId);
       } catch (error) {
-        log.error(
+        log.warn(
           { eventId, err: error },
-          outcome.ok
-            ? 'could not mark the event done; a redelivery may run its handlers again'
-            : 'could not release the event; a redelivery waits for its lease to end',
+          `could not mark the event done; retrying in the background for up to ${Math.round(retryWindowMs / 1000)} s`,
         );
+        linger(retryMarkDone(key, token, eventId));
       }
       return outcome;
     },
   };
+
+  /** A fenced markDone: this delivery outran its lease and another took the event over. */
+  function noteMarkDone(applied: boolean | void, eventId: string): void {
+    if (applied !== false) return;
+    onBookkeeping?.('lease-lost');
+    warn(
+      'warn',
+      'lease-lost',
+      { eventId, leaseMs },
+      'the handlers succeeded after their lease ran out and another delivery took the event over; its outcome decides. Raise leaseMs above your slowest handler',
+    );
+  }
+
+  /**
+   * The handlers succeeded and the answer is 200, but the store did not record it: until it does, a
+   * redelivery after the lease would run them again. Retried, spaced out, within half the lease (so
+   * the lease still holds redeliveries off meanwhile), then given up on with an error.
+   */
+  async function retryMarkDone(key: string, token: string, eventId: string): Promise<void> {
+    const started = Date.now();
+    let delay = MARK_DONE_FIRST_DELAY_MS;
+    for (let attempt = 1; attempt <= MARK_DONE_RETRIES; attempt++) {
+      if (Date.now() - started + delay > retryWindowMs) break;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay *= 2;
+      try {
+        noteMarkDone(await bounded('markDone', store.markDone(key, token, retentionMs)), eventId);
+        onBookkeeping?.('mark-done-recovered');
+        log.info({ eventId, attempt }, 'marked the event done on a retry');
+        return;
+      } catch {
+        // Tried again below, or given up on after the loop.
+      }
+    }
+    onBookkeeping?.('mark-done-failed');
+    log.error(
+      { eventId, leaseMs },
+      'gave up marking the event done: a redelivery after its lease ends runs its handlers again. Check the idempotency store',
+    );
+  }
 }

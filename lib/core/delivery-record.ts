@@ -41,7 +41,16 @@ export interface DeliveryRecord {
  */
 export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
   onRequestStart?: () => unknown;
+  /**
+   * Called for what the idempotency store's bookkeeping did after an answer: a failed markDone that
+   * a background retry recovered (`mark-done-recovered`) or gave up on (`mark-done-failed`), and a
+   * success that found its lease taken over (`lease-lost`).
+   */
+  onBookkeeping?: (event: BookkeepingEvent) => unknown;
 };
+
+/** What {@link DeliveryListener.onBookkeeping} is told. */
+export type BookkeepingEvent = 'mark-done-recovered' | 'mark-done-failed' | 'lease-lost';
 
 /** A record as it starts: nothing read yet, `rejected` until a later stage says otherwise. */
 export function newDeliveryRecord(attemptHeader: string | undefined): DeliveryRecord {

@@ -3,6 +3,7 @@ import type { ClaimResult } from '../idempotency/idempotency-store';
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
 import { boundedStore } from './bounded-store';
+import type { BookkeepingEvent } from './delivery-record';
 import type { ResolvedDispatchOptions } from './dispatch-options';
 import { dispatchResults, type DispatchResult } from './dispatch-results';
 import { DeliveryContext } from './handler-context';
@@ -33,9 +34,10 @@ export function createDispatcher(
   options: ResolvedDispatchOptions,
   log: ResolvedLogger,
   warn: RateLimitedLog,
+  onBookkeeping?: (event: BookkeepingEvent) => void,
 ): Dispatcher {
   const { timeoutMs, scope } = options;
-  const store = options.store === false ? undefined : boundedStore(options, log, warn);
+  const store = options.store === false ? undefined : boundedStore(options, log, warn, onBookkeeping);
   const results = dispatchResults(options.retryAfter);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
 
@@ -53,11 +55,20 @@ export function createDispatcher(
     handlers: readonly EventHandler<AnyWebhookEvent>[],
     ctx: DeliveryContext,
   ) {
+    // A markDone retried in the background keeps the event held here until it settles.
+    let lingering: Promise<void> | undefined;
+    const linger = (background: Promise<void>) => void (lingering = background);
     const work = runHandlers(router, handlers, event, ctx)
       .catch((error: unknown): Outcome => ({ ok: false, errors: [error], retryLater: undefined }))
-      .then((outcome) => (store === undefined ? outcome : store.settle(key, token, outcome, event.id)));
+      .then((outcome) =>
+        store === undefined ? outcome : store.settle(key, token, outcome, event.id, linger),
+      );
     running.set(key, { eventId: event.id, done: work });
-    void work.then(() => running.delete(key));
+    void work.then(() => {
+      if (lingering === undefined) return void running.delete(key);
+      const held = lingering.then(() => void running.delete(key));
+      running.set(key, { eventId: event.id, done: held });
+    });
     return work;
   }
 

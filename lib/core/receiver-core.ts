@@ -48,6 +48,9 @@ export function createReceiverCore(
   if (listener?.onRequestStart !== undefined && typeof listener.onRequestStart !== 'function')
     throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery.onRequestStart must be a function, or absent');
   const onRequestStart = listener?.onRequestStart?.bind(listener);
+  if (listener?.onBookkeeping !== undefined && typeof listener.onBookkeeping !== 'function')
+    throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery.onBookkeeping must be a function, or absent');
+  const onBookkeeping = listener?.onBookkeeping?.bind(listener);
   const warn: RateLimitedLog = rateLimitedLog(log);
   const certificates = resolved.certificates && certificateStep(resolved.certificates, warn);
   const readEvent = createEventReader({
@@ -56,7 +59,13 @@ export function createReceiverCore(
     validation: resolved.validation,
     log,
   });
-  const dispatcher = createDispatcher(resolved.router, resolved.dispatch, log, warn);
+  const dispatcher = createDispatcher(
+    resolved.router,
+    resolved.dispatch,
+    log,
+    warn,
+    onBookkeeping && ((event) => contained('onDelivery.onBookkeeping', () => onBookkeeping(event))),
+  );
   const handshake = { verifier, requireToken: resolved.requireTokenOnHandshake, bodyTimeoutMs, warn };
   const retryAfter = resolved.dispatch.retryAfter;
   const requests = new Set<Promise<unknown>>();

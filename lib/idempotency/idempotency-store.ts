@@ -14,8 +14,8 @@ export type KeyState = 'processing' | 'done';
  * exactly once although the Service delivers it again and again.
  *
  * Every method is one atomic step, so a shared store (Redis, a database) can serve many receiver
- * instances: `claim` is `SET key token NX PX leaseMs` (and a `GET` when it fails), `markDone` is
- * `SET key done PX retentionMs`, `release` is a compare-and-delete on the token.
+ * instances: `claim` is `SET key token NX PX leaseMs` (and a `GET` when it fails), `markDone` and `release` compare the
+ * token first (fencing: a delivery whose lease ran out and was taken over changes nothing).
  *
  * A method that throws or rejects means "the store is unavailable": the receiver then answers 503,
  * runs no handler and acknowledges nothing.
@@ -28,9 +28,12 @@ export interface IdempotencyStore {
   claim(key: string, token: string, leaseMs: number): Promise<ClaimResult>;
   /**
    * Records that the key's handlers all succeeded; kept at least `retentionMs` milliseconds, which
-   * must outlast the Service's retry window (6 hours). Applies whoever holds the lease.
+   * must outlast the Service's retry window (6 hours). Applies only while `token` holds the lease, or
+   * no one does (it ran out and was not taken), or the key is done already; resolves `false`, changing
+   * nothing, when another delivery holds it: that delivery's outcome decides, so a failure of it is
+   * never covered up by this one's success. A store that resolves nothing counts as applied.
    */
-  markDone(key: string, token: string, retentionMs: number): Promise<void>;
+  markDone(key: string, token: string, retentionMs: number): Promise<boolean | void>;
   /** Frees a key after a failure so the next delivery runs the handlers again; only if `token` holds it. */
   release(key: string, token: string): Promise<void>;
   /** The key's state, or null when it is unknown, expired or released. */

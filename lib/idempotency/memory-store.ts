@@ -84,13 +84,19 @@ export class MemoryStore implements IdempotencyStore {
     return 'claimed';
   }
 
-  async markDone(key: string, _token: string, retentionMs: number): Promise<void> {
+  async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
     const now = this.#now();
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return this.#add({ key, token: null, expires: now + retentionMs }, now);
+    const entry = this.#live(key, now);
+    if (entry === undefined) {
+      this.#add({ key, token: null, expires: now + retentionMs }, now);
+      return true;
+    }
+    // Another delivery took the lease over (this one outran it): its outcome decides.
+    if (entry.token !== null && entry.token !== token) return false;
     // Done in place: the entry keeps its queue slot, so a claim and its markDone cost one slot.
     entry.token = null;
     entry.expires = now + retentionMs;
+    return true;
   }
 
   async release(key: string, token: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import { checkOptionKeys } from '../check-option-keys';
-import type { DeliveryListener, DeliveryRecord } from '../core/delivery-record';
+import type { BookkeepingEvent, DeliveryListener, DeliveryRecord } from '../core/delivery-record';
 import { OptionsError } from '../options-error';
 import { typeLabel } from './type-label';
 
@@ -17,7 +17,10 @@ export interface PrometheusMetricsOptions {
 }
 
 /** An `onDelivery` for every adapter; its `onRequestStart` keeps `in_flight` (the receiver calls it). */
-export type PrometheusMetrics = DeliveryListener & { onRequestStart(): void };
+export type PrometheusMetrics = DeliveryListener & {
+  onRequestStart(): void;
+  onBookkeeping(event: BookkeepingEvent): void;
+};
 
 interface Metrics {
   deliveries: Counter<'type' | 'outcome'>;
@@ -25,6 +28,7 @@ interface Metrics {
   handlerSeconds: Histogram<'type'>;
   inFlight: Gauge;
   storeErrors: Counter;
+  bookkeeping: Counter<'event'>;
 }
 
 const KEYS = ['registry', 'prefix', 'buckets'];
@@ -86,6 +90,12 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
         help: 'Deliveries answered 503 because the idempotency store failed or timed out.',
         registers,
       }),
+      bookkeeping: new Counter({
+        name: `${prefix}store_bookkeeping_total`,
+        help: 'After an answer: failed markDone calls a background retry recovered (mark-done-recovered) or gave up on (mark-done-failed), successes whose lease was taken over (lease-lost).',
+        labelNames: ['event'],
+        registers,
+      }),
     };
   } catch (error) {
     throw new OptionsError(
@@ -124,6 +134,9 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
       metrics.inFlight.dec();
     }
   } as PrometheusMetrics;
+  listener.onBookkeeping = function bookkeeping(event: BookkeepingEvent): void {
+    metrics.bookkeeping.inc({ event });
+  };
   listener.onRequestStart = function requestStarted(): void {
     open++;
     metrics.inFlight.inc();

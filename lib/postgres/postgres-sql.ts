@@ -3,7 +3,7 @@ export interface PostgresSql {
   setup: string;
   /** $1 key, $2 token, $3 lease ms → one row: 0 claimed, 1 busy, 2 done; no row: busy. */
   claim: string;
-  /** $1 key, $2 token, $3 retention ms. */
+  /** $1 key, $2 token, $3 retention ms → one row when applied, none when another token holds the key. */
   markDone: string;
   /** $1 key, $2 token. */
   release: string;
@@ -49,8 +49,12 @@ SELECT result FROM claimed
 UNION ALL
 SELECT CASE WHEN done THEN 2 ELSE 1 END FROM ${table}
 WHERE key = $1 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`,
+    // Fenced: applies to a free, expired or done key, or one this token holds; another token's live
+    // lease is left alone (that delivery's outcome decides).
     markDone: `INSERT INTO ${table} AS t (key, token, done, expires_at) VALUES ($1, $2, true, ${ms('$3')})
-ON CONFLICT (key) DO UPDATE SET token = excluded.token, done = true, expires_at = excluded.expires_at`,
+ON CONFLICT (key) DO UPDATE SET token = excluded.token, done = true, expires_at = excluded.expires_at
+WHERE t.token = excluded.token OR t.done OR t.expires_at <= now()
+RETURNING 1 AS applied`,
     release: `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND NOT done`,
     get: `SELECT done FROM ${table} WHERE key = $1 AND expires_at > now()`,
     // SKIP LOCKED: two instances cleaning at once share the work instead of waiting on each other.

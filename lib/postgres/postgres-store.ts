@@ -92,8 +92,9 @@ export class PostgresStore implements IdempotencyStore {
     return CLAIM_RESULTS[answer] ?? 'busy';
   }
 
-  async markDone(key: string, token: string, retentionMs: number): Promise<void> {
-    await this.#query('markDone', this.#sql.markDone, [storedKey(key), token, retentionMs]);
+  async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
+    const { rows } = await this.#query('markDone', this.#sql.markDone, [storedKey(key), token, retentionMs]);
+    return rows.length > 0;
   }
 
   async release(key: string, token: string): Promise<void> {

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
  * KEYS[1], so the store works on Redis Cluster and its kin.
  */
 export interface RedisScript {
-  readonly name: 'claim' | 'release';
+  readonly name: 'claim' | 'markDone' | 'release';
   readonly source: string;
   /** SHA-1 of the source, as `SCRIPT LOAD` answers and `EVALSHA` expects. */
   readonly sha: string;
@@ -30,4 +30,16 @@ export const RELEASE = script(
 return 0`,
 );
 
-export const SCRIPTS: readonly RedisScript[] = [CLAIM, RELEASE];
+/**
+ * Fenced markDone: 1 when the key was free, done, or held by this token (now done for ARGV[2] ms);
+ * 0, changing nothing, when another token holds it.
+ */
+export const MARK_DONE = script(
+  'markDone',
+  `local v = redis.call('GET', KEYS[1])
+if v and v ~= 'd' and v ~= 'p:' .. ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], 'd', 'PX', ARGV[2])
+return 1`,
+);
+
+export const SCRIPTS: readonly RedisScript[] = [CLAIM, MARK_DONE, RELEASE];

@@ -1,7 +1,8 @@
 import { checkOptionKeys } from '../check-option-keys';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
+import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
 import { OptionsError } from '../options-error';
-import { CLAIM, RELEASE, SCRIPTS, type RedisScript } from './redis-scripts';
+import { CLAIM, MARK_DONE, RELEASE, SCRIPTS, type RedisScript } from './redis-scripts';
 import { storedKey } from './stored-key';
 
 /**
@@ -17,9 +18,14 @@ export interface RedisStoreOptions {
   sendCommand: SendCommand;
   /** Put before every key, so the store's keys are easy to find and never meet the app's. Defaults to `'service-webhooks:'`. */
   prefix?: string;
+  /**
+   * Where the store warns about the server's settings (a `maxmemory-policy` that can evict the
+   * ledger). Defaults to the console; `false` for silence.
+   */
+  logger?: Logger | false;
 }
 
-const KNOWN_KEYS = ['sendCommand', 'prefix'] as const;
+const KNOWN_KEYS = ['sendCommand', 'prefix', 'logger'] as const;
 const CLAIM_RESULTS: readonly ClaimResult[] = ['claimed', 'busy', 'done'];
 
 /** Milliseconds as Redis's `PX` wants them: a whole number of at least 1. */
@@ -28,14 +34,18 @@ const px = (ms: number) => String(Math.max(1, Math.ceil(ms)));
 /**
  * An {@link IdempotencyStore} on Redis (or Valkey, or any server speaking its commands), shared by
  * every instance of the receiver: "nothing twice" then holds across instances and restarts. Each
- * method is one atomic step on one key: `claim` and `release` are Lua scripts, loaded once with
- * `SCRIPT LOAD` and run with `EVALSHA` (with `EVAL` when the server lost them, after a restart or a
- * failover); `markDone` is one `SET … PX`. The store keeps no connection of its own and no timer.
+ * method is one atomic step on one key: `claim`, `markDone` and `release` are Lua scripts (fenced by
+ * the lease's token), loaded once with `SCRIPT LOAD` and run with `EVALSHA` (with `EVAL` when the
+ * server lost them, after a restart or a failover). The store keeps no connection of its own and no
+ * timer. Once, where `CONFIG GET` is allowed, it reads `maxmemory-policy` and warns when the server
+ * may evict its keys.
  */
 export class RedisStore implements IdempotencyStore {
   readonly #send: SendCommand;
   readonly #prefix: string;
+  readonly #log: ResolvedLogger;
   #loaded: Promise<void> | undefined;
+  #policyChecked = false;
 
   constructor(options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -63,6 +73,7 @@ export class RedisStore implements IdempotencyStore {
     }
     this.#send = sendCommand;
     this.#prefix = prefix;
+    this.#log = resolveLogger(options.logger, 'RedisStore');
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
@@ -72,9 +83,10 @@ export class RedisStore implements IdempotencyStore {
     return result;
   }
 
-  async markDone(key: string, _token: string, retentionMs: number): Promise<void> {
-    // Done wins whoever holds the lease: the handlers succeeded, so no token needs comparing.
-    await this.#call('markDone', 'SET', this.#key(key), 'd', 'PX', px(retentionMs));
+  async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
+    const answer = Number(await this.#run(MARK_DONE, key, token, px(retentionMs)));
+    if (answer !== 0 && answer !== 1) throw this.#unexpected('markDone', answer);
+    return answer === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
@@ -108,10 +120,36 @@ export class RedisStore implements IdempotencyStore {
     return this.#call(script.name, 'EVAL', script.source, ...words);
   }
 
+  /**
+   * Every key the store writes has a TTL, so `volatile-*` policies (the managed-Redis default) evict
+   * them first and `allkeys-*` may: an evicted "done" runs its event again. Read once; a server that
+   * refuses CONFIG (many managed ones) is not asked again and says nothing.
+   */
+  async #checkEvictionPolicy(): Promise<void> {
+    if (this.#policyChecked) return;
+    this.#policyChecked = true;
+    let reply: unknown;
+    try {
+      reply = await this.#send('CONFIG', 'GET', 'maxmemory-policy');
+    } catch {
+      return;
+    }
+    const policy = Array.isArray(reply)
+      ? reply[1]
+      : reply instanceof Map
+        ? reply.get('maxmemory-policy')
+        : (reply as Record<string, unknown> | null)?.['maxmemory-policy'];
+    if (typeof policy !== 'string' || policy === 'noeviction') return;
+    this.#log.warn(
+      { maxmemoryPolicy: policy },
+      `RedisStore: the server's maxmemory-policy is ${policy}, which can evict the keys that remember processed events (each has a TTL), and an evicted event runs again. Set maxmemory-policy noeviction, or give the store a Redis of its own`,
+    );
+  }
+
   /** Loads the scripts once; a failure is forgotten, so the next call tries again. */
   #load(): Promise<void> {
     this.#loaded ??= Promise.all(SCRIPTS.map((s) => this.#call('load', 'SCRIPT', 'LOAD', s.source))).then(
-      () => undefined,
+      () => void this.#checkEvictionPolicy(),
       (error: unknown) => {
         this.#loaded = undefined;
         throw error;

@@ -24,7 +24,11 @@ interface TestGlobals {
   it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
   beforeAll(body: () => Promise<void>, timeoutMs?: number): void;
   afterAll(body: () => Promise<void>, timeoutMs?: number): void;
-  expect(actual: unknown): { toBe(expected: unknown): void; toEqual(expected: unknown): void };
+  expect(actual: unknown): {
+    toBe(expected: unknown): void;
+    toEqual(expected: unknown): void;
+    not: { toBe(expected: unknown): void };
+  };
 }
 
 const HOUR = 60 * 60 * 1000;
@@ -42,7 +46,7 @@ function globals(): TestGlobals {
 
 /**
  * The checks every {@link IdempotencyStore} must pass, as a jest `describe` block: claim, busy and
- * done; lease expiry; release only by the token that holds the key; retention; many deliveries racing
+ * done; lease expiry; release and markDone only by the token that holds the key (fencing); retention; many deliveries racing
  * for one key; big and odd keys; and, given `makeUnavailableStore`, failing fast when the backend is
  * down. Run it in your own test file for a store you write: `runStoreContract('MyStore', () => new MyStore())`.
  */
@@ -92,11 +96,28 @@ export function runStoreContract(
       expect(await store.get(key('release'))).toBe('done');
     });
 
-    it('marks done whoever holds the lease', async () => {
-      await store.claim(key('done-by-other'), 't1', HOUR);
-      await store.markDone(key('done-by-other'), 't2', HOUR);
-      expect(await store.claim(key('done-by-other'), 't3', HOUR)).toBe('done');
-    });
+    it('fences markDone: a delivery whose lease was taken over marks nothing, the holder decides', async () => {
+      expect(await store.claim(key('fenced'), 'overran', shortMs)).toBe('claimed');
+      await sleep(shortMs + 200);
+      expect(await store.claim(key('fenced'), 'holder', HOUR)).toBe('claimed');
+      // The first delivery's handlers finally succeed: its lease is gone, so this changes nothing.
+      expect(await store.markDone(key('fenced'), 'overran', HOUR)).toBe(false);
+      expect(await store.get(key('fenced'))).toBe('processing');
+      // The holder's handlers fail: the key is free again, so the next delivery runs them.
+      await store.release(key('fenced'), 'holder');
+      expect(await store.claim(key('fenced'), 'next', HOUR)).toBe('claimed');
+      expect(await store.markDone(key('fenced'), 'next', HOUR)).not.toBe(false);
+      expect(await store.get(key('fenced'))).toBe('done');
+    }, 15_000);
+
+    it('marks done a key whose lease ran out untaken, and a key already done', async () => {
+      await store.claim(key('late-done'), 'slow', shortMs);
+      await sleep(shortMs + 200);
+      expect(await store.markDone(key('late-done'), 'slow', HOUR)).not.toBe(false);
+      expect(await store.get(key('late-done'))).toBe('done');
+      expect(await store.markDone(key('late-done'), 'another', HOUR)).not.toBe(false);
+      expect(await store.claim(key('late-done'), 'after', HOUR)).toBe('done');
+    }, 15_000);
 
     it('frees a key whose lease ran out; the old holder can no longer release it', async () => {
       expect(await store.claim(key('lease'), 'old', shortMs)).toBe('claimed');
@@ -122,7 +143,7 @@ export function runStoreContract(
       const first = await race();
       expect(first.filter((r) => r === 'claimed').length).toBe(1);
       expect(first.filter((r) => r === 'busy').length).toBe(claimants - 1);
-      await store.markDone(key('race'), 't0', HOUR);
+      await store.markDone(key('race'), `t${first.indexOf('claimed')}`, HOUR);
       expect(new Set(await race())).toEqual(new Set(['done']));
     }, 30_000);
 
