@@ -1,15 +1,27 @@
-import { compileLibrary, runProof, type ProofFigures } from './support/multi-instance/run-proof';
+import { Client } from 'pg';
+import { createClient } from 'redis';
+import {
+  compileLibrary,
+  runProof,
+  type ChaosAction,
+  type ProofFigures,
+} from './support/multi-instance/run-proof';
 import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
 import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
 
 /** "Nothing twice, nothing lost" across processes: what each proof must show, figures printed. */
-function expectTheProof(figures: ProofFigures): void {
+function expectTheProof(figures: ProofFigures, chaos: readonly string[]): void {
   console.log(`[multi-instance proof] ${JSON.stringify(figures)}`);
   expect({
-    notExactlyOnce: figures.notExactlyOnce,
     ackedBeforeSuccess: figures.ackedBeforeSuccess,
     unacknowledged: figures.unacknowledged,
-  }).toEqual({ notExactlyOnce: [], ackedBeforeSuccess: [], unacknowledged: [] });
+  }).toEqual({ ackedBeforeSuccess: [], unacknowledged: [] });
+  // An event may run twice only in the window the README states (a markDone whose background
+  // retries all failed); every fault here is shorter than those retries, so none may be given up.
+  expect({ notExactlyOnce: figures.notExactlyOnce, markDoneGivenUp: figures.markDoneGivenUp }).toEqual({
+    notExactlyOnce: [],
+    markDoneGivenUp: 0,
+  });
   // The faults happened: otherwise the proof proved nothing.
   expect(figures.kills).toBe(1);
   expect(figures.concurrentDuplicatesSent).toBeGreaterThan(20);
@@ -17,6 +29,7 @@ function expectTheProof(figures: ProofFigures): void {
   expect(figures.failures500).toBeGreaterThan(10);
   expect(figures.unavailable503).toBeGreaterThan(10);
   expect(figures.duplicateAcks).toBeGreaterThan(0);
+  for (const name of chaos) expect(figures.chaos[name] ?? 0).toBeGreaterThan(0);
 }
 
 let library: ReturnType<typeof compileLibrary> | undefined;
@@ -25,23 +38,106 @@ const lib = () => {
   return library.dir;
 };
 afterAll(() => library?.remove());
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describeWithRedis('three receiver processes sharing one Redis', () => {
-  let redis: RedisServer;
-  beforeAll(async () => void (redis = await startRedisServer()), 30_000);
-  afterAll(() => redis?.close());
+/** One command on a connection of its own, so a fault that cut the others cannot cut it. */
+async function redisAdmin(url: string, command: string[]): Promise<void> {
+  const client = createClient({ url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.sendCommand(command);
+  } finally {
+    client.destroy();
+  }
+}
 
-  it('run every event’s handlers successfully exactly once, through failures, timeouts, duplicates and a SIGKILL', async () => {
-    expectTheProof(await runProof(lib(), { store: 'redis', storeUrl: redis.url }));
-  }, 240_000);
-});
+function redisChaos(redis: RedisServer): ChaosAction[] {
+  return [
+    { name: 'connection kill', run: () => redisAdmin(redis.url, ['CLIENT', 'KILL', 'TYPE', 'normal']) },
+    { name: 'SCRIPT FLUSH', run: () => redisAdmin(redis.url, ['SCRIPT', 'FLUSH']) },
+    {
+      name: 'SIGSTOP 1 s',
+      run: async () => {
+        redis.pause();
+        await sleep(1_000);
+        redis.resume();
+      },
+    },
+    {
+      name: 'restart',
+      run: async () => {
+        await redis.stop();
+        await sleep(200);
+        await redis.start();
+      },
+    },
+  ];
+}
 
-describeWithPostgres('three receiver processes sharing one PostgreSQL', () => {
+describe.each(['redis', 'ioredis'] as const)(
+  'three receiver processes sharing one Redis through %s',
+  (store) => {
+    describeWithRedis('under chaos', () => {
+      let redis: RedisServer;
+      // Persistent (appendfsync always): a restart keeps every acknowledged key, as production must.
+      beforeAll(async () => void (redis = await startRedisServer({ persistent: true })), 30_000);
+      afterAll(() => redis?.close());
+
+      it('run every event’s handlers successfully once, through failures, duplicates, a SIGKILL, connection kills, SIGSTOP, SCRIPT FLUSH and restarts', async () => {
+        const chaos = redisChaos(redis);
+        const figures = await runProof(lib(), { store, storeUrl: redis.url, chaos });
+        expectTheProof(
+          figures,
+          chaos.map((c) => c.name),
+        );
+      }, 240_000);
+    });
+  },
+);
+
+describeWithPostgres('three receiver processes sharing one PostgreSQL, under chaos', () => {
   let postgres: PostgresServer;
   beforeAll(async () => void (postgres = await startPostgresServer()), 60_000);
   afterAll(() => postgres?.close(), 30_000);
 
-  it('run every event’s handlers successfully exactly once, through failures, timeouts, duplicates and a SIGKILL', async () => {
-    expectTheProof(await runProof(lib(), { store: 'postgres', storeUrl: postgres.url }));
+  it('run every event’s handlers successfully once, through failures, duplicates, a SIGKILL, connection kills, SIGSTOP and restarts', async () => {
+    const chaos: ChaosAction[] = [
+      {
+        name: 'connection kill',
+        run: async () => {
+          const admin = new Client({ connectionString: postgres.url });
+          admin.on('error', () => undefined);
+          await admin.connect();
+          try {
+            await admin.query(
+              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
+            );
+          } finally {
+            await admin.end().catch(() => undefined);
+          }
+        },
+      },
+      {
+        name: 'SIGSTOP 1 s',
+        run: async () => {
+          postgres.pause();
+          await sleep(1_000);
+          postgres.resume();
+        },
+      },
+      {
+        name: 'restart',
+        run: async () => {
+          await postgres.stop();
+          await postgres.start();
+        },
+      },
+    ];
+    const figures = await runProof(lib(), { store: 'postgres', storeUrl: postgres.url, chaos });
+    expectTheProof(
+      figures,
+      chaos.map((c) => c.name),
+    );
   }, 240_000);
 });

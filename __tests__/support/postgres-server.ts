@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +25,10 @@ export interface PostgresServer {
   stop(): Promise<void>;
   /** Starts it again on the same port, with its data. */
   start(): Promise<void>;
+  /** Freezes the postmaster and every backend (SIGSTOP): connections stay open and nothing answers. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   /** Stops the server and removes its directory. */
   close(): Promise<void>;
 }
@@ -41,6 +45,35 @@ function serverUser(): { uid: number; gid: number } | undefined {
     }
   }
   throw new Error('running as root and found neither a postgres nor a nobody user to run PostgreSQL as');
+}
+
+/** Sends `signal` to the postmaster (its pid is the first line of postmaster.pid) and its children. */
+function signalServer(data: string, signal: NodeJS.Signals): void {
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return;
+  }
+  const pids = [postmaster];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid …: the ppid is the second field after the parenthesised name.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === postmaster) pids.push(Number(entry));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone
+    }
+  }
 }
 
 /** Starts a real PostgreSQL (initdb + pg_ctl) in a temporary directory on a free 127.0.0.1 port. */
@@ -76,7 +109,10 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop,
     start,
+    pause: () => signalServer(data, 'SIGSTOP'),
+    resume: () => signalServer(data, 'SIGCONT'),
     close: async () => {
+      signalServer(data, 'SIGCONT');
       await stop();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -19,7 +19,7 @@ export interface RedisServer {
   url: string;
   /** Stops the server (SIGTERM, then waits for its exit). */
   stop(): Promise<void>;
-  /** Starts it again on the same port, empty (no persistence). */
+  /** Starts it again on the same port: empty, or with its keys when started `persistent`. */
   start(): Promise<void>;
   /** Freezes the process (SIGSTOP): connections stay open and nothing answers, a slow Redis at its worst. */
   pause(): void;
@@ -43,8 +43,11 @@ function pong(port: number): Promise<boolean> {
   });
 }
 
-/** Starts a real redis-server on a free 127.0.0.1 port in a temporary directory. */
-export async function startRedisServer(): Promise<RedisServer> {
+/**
+ * Starts a real redis-server on a free 127.0.0.1 port in a temporary directory; `persistent` turns on
+ * the append-only file with an fsync per write, so a restart keeps every acknowledged key.
+ */
+export async function startRedisServer({ persistent = false } = {}): Promise<RedisServer> {
   if (binary === undefined) {
     throw new Error(
       'redis-server is not installed: apt-get install redis-server (CI=true makes this a failure)',
@@ -56,7 +59,10 @@ export async function startRedisServer(): Promise<RedisServer> {
   let output = '';
 
   const start = async () => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    const durability = persistent
+      ? ['--appendonly', 'yes', '--appendfsync', 'always']
+      : ['--appendonly', 'no'];
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...durability];
     child = spawn(binary, [...args, '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -8,11 +8,19 @@ import { seeded } from '../seeded';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
+/** A fault done to the store's server while the events are played: a connection kill, a freeze, … */
+export interface ChaosAction {
+  name: string;
+  run(): Promise<void>;
+}
+
 export interface ProofOptions {
-  store: 'redis' | 'postgres';
+  store: 'redis' | 'ioredis' | 'postgres';
   storeUrl: string;
   events?: number;
   seed?: number;
+  /** Faults done to the store's server, one every 0.4–1 s (seeded) while events are played. */
+  chaos?: ChaosAction[];
 }
 
 export interface ProofFigures {
@@ -28,6 +36,11 @@ export interface ProofFigures {
   unavailable503: number;
   connectionErrors: number;
   kills: number;
+  /** How many times each chaos action ran. */
+  chaos: Record<string, number>;
+  /** markDone calls given up on after their retries: the one window in which an event may run twice. */
+  markDoneGivenUp: number;
+  markDoneRecovered: number;
   seconds: number;
   /** Events whose handlers succeeded other than exactly once, with the count. */
   notExactlyOnce: [string, number][];
@@ -54,6 +67,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 class Instance {
   child: ChildProcess | undefined;
   readonly lines: string[] = [];
+  /** What the store's bookkeeping reported, across restarts. */
+  readonly bookkeeping: string[] = [];
   constructor(
     readonly name: string,
     readonly port: number,
@@ -68,7 +83,12 @@ class Instance {
     this.child = child;
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => void (stderr += d.toString()));
-    child.stdout?.on('data', (d: Buffer) => this.lines.push(...d.toString().split('\n').filter(Boolean)));
+    child.stdout?.on('data', (d: Buffer) => {
+      for (const line of d.toString().split('\n').filter(Boolean)) {
+        if (line.startsWith('BOOKKEEPING ')) this.bookkeeping.push(line.slice('BOOKKEEPING '.length));
+        else this.lines.push(line);
+      }
+    });
     const deadline = Date.now() + 30_000;
     while (!this.lines.includes(`READY ${this.name}`)) {
       if (child.exitCode !== null || Date.now() > deadline) {
@@ -106,8 +126,9 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     STORE_URL: options.storeUrl,
     LEDGER_DIR: ledgerDir,
     TIMEOUT_MS: '300',
-    // Far above the slowest handler (about 3 × timeoutMs), so only a killed instance's lease ever runs out.
-    LEASE_MS: '5000',
+    // Far above the slowest handler (about 3 × timeoutMs) and a server's freeze or restart, so only a
+    // killed instance's lease ever runs out; markDone retries get half of it.
+    LEASE_MS: '8000',
     FAIL_RATE: '0.15',
     SLOW_RATE: '0.1',
   };
@@ -129,6 +150,9 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     unavailable503: 0,
     connectionErrors: 0,
     kills: 0,
+    chaos: {},
+    markDoneGivenUp: 0,
+    markDoneRecovered: 0,
     seconds: 0,
     notExactlyOnce: [],
     ackedBeforeSuccess: [],
@@ -236,7 +260,21 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
         }
       }
     };
-    await Promise.all(Array.from({ length: 16 }, service));
+    let playing = true;
+    const chaos = async () => {
+      // Round-robin from a seeded shuffle: every action runs, in an order the seed replays.
+      const actions = [...(options.chaos ?? [])].sort(() => random() - 0.5);
+      for (let n = 0; playing && actions.length > 0; n++) {
+        await sleep(400 + random() * 600);
+        if (!playing) break;
+        const action = actions[n % actions.length]!;
+        await action.run();
+        figures.chaos[action.name] = (figures.chaos[action.name] ?? 0) + 1;
+      }
+    };
+    const faults = chaos();
+    await Promise.all(Array.from({ length: 16 }, service)).finally(() => void (playing = false));
+    await faults;
     // Handlers that outran timeoutMs go on after their 503; give the last ones time to write.
     await sleep(1_500);
     const counts = successes();
@@ -245,6 +283,10 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
       .filter(([, n]) => n !== 1);
   } finally {
     figures.seconds = Math.round((Date.now() - started) / 100) / 10;
+    for (const instance of instances) {
+      figures.markDoneGivenUp += instance.bookkeeping.filter((e) => e === 'mark-done-failed').length;
+      figures.markDoneRecovered += instance.bookkeeping.filter((e) => e === 'mark-done-recovered').length;
+    }
     await Promise.all(instances.map((i) => i.kill()));
     rmSync(ledgerDir, { recursive: true, force: true });
   }
