@@ -52,26 +52,37 @@ async function redisAdmin(url: string, command: string[]): Promise<void> {
   }
 }
 
-function redisChaos(redis: RedisServer): ChaosAction[] {
+/** The faults both servers take: a one-second freeze, and a restart with their data. */
+function serverChaos(server: {
+  pause(): void;
+  resume(): void;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}): ChaosAction[] {
   return [
-    { name: 'connection kill', run: () => redisAdmin(redis.url, ['CLIENT', 'KILL', 'TYPE', 'normal']) },
-    { name: 'SCRIPT FLUSH', run: () => redisAdmin(redis.url, ['SCRIPT', 'FLUSH']) },
     {
       name: 'SIGSTOP 1 s',
       run: async () => {
-        redis.pause();
+        server.pause();
         await sleep(1_000);
-        redis.resume();
+        server.resume();
       },
     },
     {
       name: 'restart',
       run: async () => {
-        await redis.stop();
-        await sleep(200);
-        await redis.start();
+        await server.stop();
+        await server.start();
       },
     },
+  ];
+}
+
+function redisChaos(redis: RedisServer): ChaosAction[] {
+  return [
+    { name: 'connection kill', run: () => redisAdmin(redis.url, ['CLIENT', 'KILL', 'TYPE', 'normal']) },
+    { name: 'SCRIPT FLUSH', run: () => redisAdmin(redis.url, ['SCRIPT', 'FLUSH']) },
+    ...serverChaos(redis),
   ];
 }
 
@@ -118,21 +129,7 @@ describeWithPostgres('three receiver processes sharing one PostgreSQL, under cha
           }
         },
       },
-      {
-        name: 'SIGSTOP 1 s',
-        run: async () => {
-          postgres.pause();
-          await sleep(1_000);
-          postgres.resume();
-        },
-      },
-      {
-        name: 'restart',
-        run: async () => {
-          await postgres.stop();
-          await postgres.start();
-        },
-      },
+      ...serverChaos(postgres),
     ];
     const figures = await runProof(lib(), { store: 'postgres', storeUrl: postgres.url, chaos });
     expectTheProof(
