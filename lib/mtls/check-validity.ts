@@ -1,4 +1,5 @@
 import type { X509Certificate } from 'node:crypto';
+import { certificateExtensions, CLIENT_AUTH, KEY_USAGE, NS_SSL_CLIENT } from './certificate-extensions';
 
 /** Why a certificate is outside its validity dates at `now`, or undefined when it is inside them. */
 export function validityProblem(cert: X509Certificate, now: number): 'expired' | 'not-yet-valid' | undefined {
@@ -12,23 +13,63 @@ function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
 }
 
 /**
- * True when `leaf` chains to one of `cas`, through the presented `intermediates` (each a CA, signed,
- * within its dates). The walk is bounded by the number of intermediates.
+ * The chain from `leaf` to one of `cas` (leaf first, the CA last), through the presented
+ * `intermediates` (each a CA, signed, within its dates); undefined when there is none. The walk is
+ * bounded by the number of intermediates.
  */
-export function chainsTo(
+export function chainTo(
   leaf: X509Certificate,
   intermediates: readonly X509Certificate[],
   cas: readonly X509Certificate[],
   now: number,
-): boolean {
+): X509Certificate[] | undefined {
+  const chain = [leaf];
   let current = leaf;
   const unused = [...intermediates];
   for (;;) {
-    if (cas.some((ca) => validityProblem(ca, now) === undefined && issuedBy(current, ca))) return true;
+    const anchor = cas.find((ca) => validityProblem(ca, now) === undefined && issuedBy(current, ca));
+    if (anchor !== undefined) return [...chain, anchor];
     const index = unused.findIndex(
       (cert) => cert.ca && validityProblem(cert, now) === undefined && issuedBy(current, cert),
     );
-    if (index === -1) return false;
+    if (index === -1) return undefined;
     current = unused.splice(index, 1)[0] as X509Certificate;
+    chain.push(current);
   }
+}
+
+const who = (cert: X509Certificate, depth: number) =>
+  `${depth === 0 ? 'the client certificate' : `the CA at depth ${depth}`} (${cert.subject.replace(/\n/g, ', ')})`;
+
+/**
+ * What `openssl verify -purpose sslclient` refuses in a chain whose signatures and dates hold, or
+ * undefined: an extendedKeyUsage without clientAuth anywhere in it; a client certificate whose
+ * keyUsage allows neither digitalSignature nor keyAgreement, or whose nsCertType is not SSL client; a
+ * CA without basicConstraints CA:TRUE or whose keyUsage lacks keyCertSign; a pathLenConstraint
+ * exceeded (counted as OpenSSL does: the CAs below, self-issued ones excepted). A CA:TRUE client
+ * certificate passes, as it does in OpenSSL.
+ */
+export function purposeProblem(chain: readonly X509Certificate[]): string | undefined {
+  let below = 0;
+  for (let depth = 0; depth < chain.length; depth++) {
+    const cert = chain[depth] as X509Certificate;
+    const { basicConstraints, keyUsage, extKeyUsage, nsCertType } = certificateExtensions(cert);
+    if (extKeyUsage !== undefined && !extKeyUsage.includes(CLIENT_AUTH))
+      return `${who(cert, depth)} has an extendedKeyUsage without clientAuth`;
+    if (depth === 0) {
+      if (keyUsage !== undefined && (keyUsage & (KEY_USAGE.digitalSignature | KEY_USAGE.keyAgreement)) === 0)
+        return `${who(cert, depth)} has a keyUsage with neither digitalSignature nor keyAgreement`;
+      if (nsCertType !== undefined && (nsCertType & NS_SSL_CLIENT) === 0)
+        return `${who(cert, depth)} has an nsCertType without SSL client`;
+      continue;
+    }
+    if (basicConstraints?.ca !== true) return `${who(cert, depth)} is not a CA (basicConstraints CA:TRUE)`;
+    if (keyUsage !== undefined && (keyUsage & KEY_USAGE.keyCertSign) === 0)
+      return `${who(cert, depth)} has a keyUsage without keyCertSign`;
+    const limit = basicConstraints.pathLen;
+    if (depth > 1 && limit !== undefined && below > limit)
+      return `${who(cert, depth)} allows ${limit} CA${limit === 1 ? '' : 's'} below it (pathLenConstraint), the chain has ${below}`;
+    if (cert.subject !== cert.issuer) below++;
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
 import { certificateFacts } from './certificate-facts';
-import { chainsTo, validityProblem } from './check-validity';
+import { chainTo, purposeProblem, validityProblem } from './check-validity';
 import type { CertificateCheck } from './mtls-options';
 import type { ResolvedMtls } from './resolve-mtls-options';
 
@@ -38,8 +38,20 @@ export function judgeCertificate(
     );
   }
   const pinned = mtls.fingerprints.size + mtls.spki.size > 0;
-  if (mtls.cas.length > 0 && !chainsTo(leaf, intermediates, mtls.cas, now)) {
-    return deny('untrusted-client-certificate', 'The client certificate does not chain to a CA in mtls.ca.');
+  if (mtls.cas.length > 0) {
+    const chain = chainTo(leaf, intermediates, mtls.cas, now);
+    if (chain === undefined)
+      return deny(
+        'untrusted-client-certificate',
+        'The client certificate does not chain to a CA in mtls.ca.',
+      );
+    // The signatures hold; what OpenSSL also requires of a chain for a TLS client.
+    const problem = purposeProblem(chain);
+    if (problem !== undefined)
+      return deny(
+        'untrusted-client-certificate',
+        `The client certificate's chain is not valid for a TLS client: ${problem}.`,
+      );
   }
   if (!pinned && mtls.cas.length === 0 && !tlsVerified) {
     return deny(
