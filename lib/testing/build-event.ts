@@ -1,4 +1,4 @@
-import { CloudEvent, HTTP } from 'cloudevents';
+import { randomUUID } from 'node:crypto';
 import { checkOptionKeys } from '../check-option-keys';
 import { didYouMean } from '../did-you-mean';
 import { EVENT_TYPES, familyOf, isEventType, type EventType } from '../events/catalogue';
@@ -64,12 +64,29 @@ export function buildEnvelope(
   for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
   const resource = familyOf(type) ?? 'event';
   const version = SCHEMA_VERSIONS[resource] ?? '1.0.0';
-  const event = new CloudEvent<Record<string, unknown>>({
-    specversion: '1.0',
+  const id = options.id ?? randomUUID();
+  const given = options.time;
+  if (typeof id !== 'string' || id.trim() === '')
+    throw new TypeError(
+      `[service-webhooks] ${where}: id must be a non-empty string (got ${JSON.stringify(id)})`,
+    );
+  if (
+    given !== undefined &&
+    (typeof given !== 'string' || !RFC3339.test(given) || Number.isNaN(Date.parse(given)))
+  )
+    throw new TypeError(
+      `[service-webhooks] ${where}: time must be an RFC 3339 timestamp (got ${JSON.stringify(given)})`,
+    );
+  // Written as the SDK writes it: an ISO string in UTC, with milliseconds.
+  const time = (given === undefined ? new Date() : new Date(given)).toISOString();
+  // Built by hand, in the attribute order the CloudEvents SDK writes; a test checks the SDK reads it
+  // as the same event, so the SDK stays a devDependency.
+  return {
+    id,
+    time,
     type,
-    ...(options.id === undefined ? {} : { id: options.id }),
-    ...(options.time === undefined ? {} : { time: options.time }),
     source: layout === 'A' ? `/service/${options.origin ?? 'access-grid'}` : 'service',
+    specversion: '1.0',
     datacontenttype: 'application/json',
     ...(layout === 'A'
       ? {
@@ -77,9 +94,11 @@ export function buildEnvelope(
         }
       : {}),
     data: merged,
-  });
-  return JSON.parse(HTTP.structured(event).body as string) as DeliveryEnvelope;
+  };
 }
+
+/** RFC 3339 date-time with a zone, as CloudEvents' `time` requires. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 
 /**
  * Builds a valid delivery of a catalogue `type` in layout A or B, with realistic data for its family.
