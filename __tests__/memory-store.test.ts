@@ -172,8 +172,9 @@ describe('MemoryStore', () => {
     const fill = (store: MemoryStore, prefix: string) => {
       for (let i = 0; i < 100_000; i++) {
         const key = `\u0001src.example\u0001${prefix}_${i.toString().padStart(12, '0')}_${'x'.repeat(40)}`;
-        void store.claim(key, `tok${i.toString(36).padStart(20, '0')}`, HOUR);
-        void store.markDone(key, '', HOUR);
+        const token = `tok${i.toString(36).padStart(20, '0')}`;
+        void store.claim(key, token, HOUR);
+        void store.markDone(key, token, HOUR);
       }
     };
     // Full collections with turns between them, so weak references and finalizers from earlier test

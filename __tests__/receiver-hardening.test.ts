@@ -157,7 +157,8 @@ describe.each(DOORS)('hardening through $name', (door) => {
       get: async () => null,
     };
     const router = createEventRouter().on('ag.hid_org.created', () => undefined);
-    const d = await start({ router, idempotency: store, storeTimeoutMs: 100 });
+    // markDone is retried in the background within half the lease (here 500 ms), then given up on.
+    const d = await start({ router, idempotency: store, storeTimeoutMs: 100, timeoutMs: 500, leaseMs: 1000 });
     expect((await d.send(delivery(buildEvent('ag.hid_org.created')))).status).toBe(200);
     await expect(d.drain({ timeoutMs: 2000 })).resolves.toMatchObject({ drained: true, running: [] });
   });
