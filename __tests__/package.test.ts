@@ -96,7 +96,7 @@ describe('the packed tarball', () => {
     expect(stack).toMatch(/package\/lib\/core\/resolve-receiver-options\.ts:\d+:\d+/);
   }, 60_000);
 
-  it("loads neither the cloudevents SDK nor supertest on require('service-webhooks'), in plain node", () => {
+  it('loads neither the cloudevents SDK, supertest nor express from the main entry, the test kit, the emulator or the CLI', () => {
     const unpacked = path.join(work, 'unpacked-require');
     mkdirSync(unpacked, { recursive: true });
     run('tar', ['-xzf', tarball, '-C', unpacked], work);
@@ -115,12 +115,15 @@ describe('the packed tarball', () => {
           },
         ),
       ) as string[];
-    const main = probe('index.js');
-    expect(main).not.toContain('cloudevents');
-    expect(main).not.toContain('supertest');
-    expect(main).not.toContain('express');
-    // The probe sees a load when there is one: the test kit does load the SDK.
-    expect(probe('testing/index.js')).toContain('cloudevents');
+    for (const entry of ['index.js', 'testing/index.js', 'emulator/index.js', 'cli/index.js']) {
+      const loaded = probe(entry);
+      expect({
+        entry,
+        loaded: loaded.filter((name) => ['cloudevents', 'supertest', 'express'].includes(name)),
+      }).toEqual({ entry, loaded: [] });
+    }
+    // The probe sees a load when there is one: the CLI does load commander.
+    expect(probe('cli/index.js')).toContain('commander');
   }, 60_000);
 
   it('works from require() in a CommonJS app, test kit included, without supertest installed', () => {

@@ -22,6 +22,13 @@ export {
   type DispatchHandler,
 } from './adapters/express/dispatch-event';
 export { problemHandler, type ProblemHandlerOptions } from './adapters/express/problem-handler';
+export type {
+  ExpressErrorMiddleware,
+  ExpressMiddleware,
+  ExpressNext,
+  ExpressRequestLike,
+  ExpressResponseLike,
+} from './adapters/express/express-types';
 export {
   createNodeHandler,
   type NodeHandler,

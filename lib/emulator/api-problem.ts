@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 export interface ApiProblemInit {
   status: number;
@@ -8,6 +8,8 @@ export interface ApiProblemInit {
   detail: string;
   field?: string;
   errors?: { field: string; rule: string }[];
+  /** Headers sent with it (`Retry-After`). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -26,17 +28,19 @@ export class ApiProblem extends Error {
 }
 
 /** Writes a problem as `application/problem+json`; a no-op once a response has started. */
-export function sendApiProblem(res: Response, problem: ApiProblem): void {
+export function sendApiProblem(res: ServerResponse, problem: ApiProblem): void {
   if (res.headersSent) return;
-  const { slug, errors, ...rest } = problem.init;
-  res.status(rest.status).set({
-    'Cache-Control': 'no-store',
-    'Content-Type': 'application/problem+json; charset=utf-8',
-  });
-  const body = {
+  const { slug, errors, headers, ...rest } = problem.init;
+  const body = JSON.stringify({
     type: `urn:service-webhooks:problem:${slug}`,
     ...rest,
     ...(errors ? { errors: errors.slice(0, 20) } : {}),
-  };
-  res.end(JSON.stringify(body));
+  });
+  res.writeHead(rest.status, {
+    ...headers,
+    'Cache-Control': 'no-store',
+    'Content-Type': 'application/problem+json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
 }

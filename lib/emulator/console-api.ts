@@ -1,8 +1,9 @@
-import express, { type Router } from 'express';
+import type { ServerResponse } from 'node:http';
 import { createBody, listQuery, toWire } from './console-api-wire';
 import { fieldProblem } from './field-problem';
 import { signedRequest } from './signed-request';
-import { ApiProblem, sendApiProblem } from './api-problem';
+import { ApiProblem } from './api-problem';
+import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
 import type { AuthMethod, EmulatedWebhook, RegisterWebhookInput } from './emulator-types';
 
 export interface ConsoleAccount {
@@ -41,66 +42,68 @@ function parseJson(text: string): unknown {
 }
 
 /** The console API of spec section 4, as the emulator serves it. */
-export function consoleApi(backend: ConsoleBackend): Router {
-  const router = express.Router();
-  // The signature covers the exact bytes, so the body is kept as text.
-  router.use(express.text({ type: () => true, limit: '64kb' }), signedRequest(backend));
+export function consoleApi(backend: ConsoleBackend): EmulatorRouter {
+  const api = new EmulatorRouter();
+  const check = signedRequest(backend);
+  // The signature covers the exact bytes, so the body is read as text and checked before anything.
+  const signed =
+    (handle: (req: EmulatorRequest, res: ServerResponse, accountId: string, body: string) => unknown) =>
+    async (req: EmulatorRequest, res: ServerResponse) => {
+      const body = req.method === 'POST' ? await req.text(64 * 1024) : '';
+      return handle(req, res, check(req, body), body);
+    };
 
-  router.get('/v1/console/webhooks', (req, res) => {
-    const query = listQuery.safeParse(req.query);
-    if (!query.success) throw fieldProblem(query.error, 'invalid-query', 'Query parameter');
-    const { page, per_page } = query.data;
-    const all = backend.webhooksOf(res.locals.accountId as string);
-    const items = all.slice((page - 1) * per_page, page * per_page).map(toWire);
-    res.json({
-      webhooks: items,
-      pagination: { page, per_page, total_count: all.length, total_pages: Math.ceil(all.length / per_page) },
-    });
-  });
+  api.get(
+    '/v1/console/webhooks',
+    signed((req, res, accountId) => {
+      const query = listQuery.safeParse(Object.fromEntries(req.query));
+      if (!query.success) throw fieldProblem(query.error, 'invalid-query', 'Query parameter');
+      const { page, per_page } = query.data;
+      const all = backend.webhooksOf(accountId);
+      const items = all.slice((page - 1) * per_page, page * per_page).map(toWire);
+      sendJson(res, 200, {
+        webhooks: items,
+        pagination: {
+          page,
+          per_page,
+          total_count: all.length,
+          total_pages: Math.ceil(all.length / per_page),
+        },
+      });
+    }),
+  );
 
-  router.post('/v1/console/webhooks', (req, res) => {
-    const body = createBody.safeParse(parseJson(req.body as string));
-    if (!body.success) throw fieldProblem(body.error, 'invalid-webhook', 'Field');
-    const { name, url, auth_method, subscribed_events } = body.data;
-    const webhook = backend.create(res.locals.accountId as string, {
-      name,
-      url,
-      authMethod: (auth_method ?? 'bearer_token') as AuthMethod,
-      subscribedEvents: subscribed_events,
-    });
-    res.status(201).json({ ...toWire(webhook), private_key: webhook.privateKey });
-  });
+  api.post(
+    '/v1/console/webhooks',
+    signed((_req, res, accountId, text) => {
+      const body = createBody.safeParse(parseJson(text));
+      if (!body.success) throw fieldProblem(body.error, 'invalid-webhook', 'Field');
+      const { name, url, auth_method, subscribed_events } = body.data;
+      const webhook = backend.create(accountId, {
+        name,
+        url,
+        authMethod: (auth_method ?? 'bearer_token') as AuthMethod,
+        subscribedEvents: subscribed_events,
+      });
+      sendJson(res, 201, { ...toWire(webhook), private_key: webhook.privateKey });
+    }),
+  );
 
-  router.delete('/v1/console/webhooks/:id', (req, res) => {
-    if (!backend.remove(res.locals.accountId as string, req.params.id as string))
-      throw notFound(req.params.id as string);
-    res.status(204).end();
-  });
+  api.delete(
+    '/v1/console/webhooks/:id',
+    signed((req, res, accountId) => {
+      if (!backend.remove(accountId, req.params.id as string)) throw notFound(req.params.id as string);
+      sendEmpty(res);
+    }),
+  );
 
-  router.post('/v1/console/webhooks/:id/verify', (req, res) => {
-    const result = backend.verify(res.locals.accountId as string, req.params.id as string);
-    if (result === undefined) throw notFound(req.params.id as string);
-    res.status(result.status).json({ id: result.id, verified: result.verified });
-  });
-
-  router.use(((error, _req, res, _next) => {
-    const problem =
-      error instanceof ApiProblem
-        ? error
-        : (error as { type?: string }).type === 'entity.too.large'
-          ? new ApiProblem({
-              status: 413,
-              slug: 'body-too-large',
-              title: 'Content Too Large',
-              detail: 'The body is over 64 KiB.',
-            })
-          : new ApiProblem({
-              status: 500,
-              slug: 'internal-error',
-              title: 'Internal Server Error',
-              detail: 'The emulator failed.',
-            });
-    sendApiProblem(res, problem);
-  }) as express.ErrorRequestHandler);
-  return router;
+  api.post(
+    '/v1/console/webhooks/:id/verify',
+    signed((req, res, accountId) => {
+      const result = backend.verify(accountId, req.params.id as string);
+      if (result === undefined) throw notFound(req.params.id as string);
+      sendJson(res, result.status, { id: result.id, verified: result.verified });
+    }),
+  );
+  return api;
 }

@@ -1,10 +1,11 @@
-import express, { type RequestHandler, type Router } from 'express';
+import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { didYouMean } from '../did-you-mean';
 import { EVENT_TYPES, isEventType } from '../events/catalogue';
-import { ApiProblem, sendApiProblem } from './api-problem';
+import { ApiProblem } from './api-problem';
 import type { Emulator } from './emulator';
 import { emulatorState, eventView, withoutKey } from './emulator-state';
+import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
 import { fieldProblem } from './field-problem';
 import { sseStream } from './sse-stream';
 
@@ -31,57 +32,67 @@ const notFound = (what: string) =>
  * could otherwise hold every stream slot through iframes), and a change must be sent as JSON (a
  * cross-site form cannot, and fetch would need CORS).
  */
-function localOnly(port: number): RequestHandler {
+export function localOnly(port: number): (req: EmulatorRequest) => void {
   const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
   const origins = new Set([...hosts].map((host) => `http://${host}`));
   const forbidden = (detail: string) =>
     new ApiProblem({ status: 403, slug: 'not-local', title: 'Forbidden', detail });
-  return function localOnly(req, _res, next) {
-    if (!hosts.has(req.get('host') ?? ''))
-      return next(forbidden('The emulator answers only to 127.0.0.1 or localhost.'));
+  return function localOnly(req) {
+    if (!hosts.has(req.header('host') ?? ''))
+      throw forbidden('The emulator answers only to 127.0.0.1 or localhost.');
     // Browsers send Sec-Fetch-Site (all current ones) and Origin (on cross-origin and unsafe
     // requests); the CLI and tests send neither.
-    const site = req.get('sec-fetch-site');
-    const origin = req.get('origin');
+    const site = req.header('sec-fetch-site');
+    const origin = req.header('origin');
     if (
       (site !== undefined && site !== 'same-origin' && site !== 'none') ||
       (origin !== undefined && !origins.has(origin))
     )
-      return next(
-        forbidden(
-          "The emulator's API answers only its own web console and local tools, not other sites' pages.",
-        ),
+      throw forbidden(
+        "The emulator's API answers only its own web console and local tools, not other sites' pages.",
       );
-    if (req.method !== 'GET' && !req.is('application/json'))
-      return next(
-        new ApiProblem({
-          status: 415,
-          slug: 'json-only',
-          title: 'Unsupported Media Type',
-          detail: 'Send changes as application/json.',
-        }),
-      );
-    next();
+    if (req.method !== 'GET' && !/^application\/json\s*(;|$)/i.test(req.header('content-type') ?? ''))
+      throw new ApiProblem({
+        status: 415,
+        slug: 'json-only',
+        title: 'Unsupported Media Type',
+        detail: 'Send changes as application/json.',
+      });
   };
 }
 
+/** A JSON object or array body, as `express.json()` took it; `{}` when there is none. */
+async function jsonBody(req: EmulatorRequest): Promise<unknown> {
+  const text = await req.text(256 * 1024);
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null)
+    throw new ApiProblem({
+      status: 400,
+      slug: 'control-error',
+      title: 'Error',
+      detail: 'The body is not valid JSON.',
+    });
+  return value;
+}
+
 /** The emulator's own API, under `/_emulator`: what the web console and the CLI use. */
-export function controlApi(emulator: Emulator): Router {
-  const router = express.Router();
-  const api = express.Router();
-  router.use(
-    '/_emulator',
-    localOnly(Number(new URL(emulator.url).port)),
-    express.json({ limit: '256kb' }),
-    api,
-  );
+export function controlApi(emulator: Emulator): EmulatorRouter {
+  const api = new EmulatorRouter();
+  const created = (res: ServerResponse, result: ReturnType<Emulator['emit']>) =>
+    sendJson(res, 201, { event: result.event, webhookIds: result.deliveries.map((d) => d.webhookId) });
 
-  api.get('/state', (_req, res) => void res.json(emulatorState(emulator)));
-  api.get('/account', (_req, res) => void res.json(emulator.account));
-  api.get('/stream', sseStream(emulator));
+  api.get('/_emulator/state', (_req, res) => sendJson(res, 200, emulatorState(emulator)));
+  api.get('/_emulator/account', (_req, res) => sendJson(res, 200, emulator.account));
+  api.get('/_emulator/stream', sseStream(emulator));
 
-  api.post('/events', (req, res) => {
-    const body = triggerBody.safeParse(req.body ?? {});
+  api.post('/_emulator/events', async (req, res) => {
+    const body = triggerBody.safeParse(await jsonBody(req));
     if (!body.success) throw fieldProblem(body.error, 'invalid-trigger', 'Field');
     const { type, layout, data, id } = body.data;
     if (!isEventType(type)) {
@@ -94,63 +105,47 @@ export function controlApi(emulator: Emulator): Router {
         field: 'type',
       });
     }
-    const result = emulator.emit(type, data ?? {}, { ...(layout ? { layout } : {}), ...(id ? { id } : {}) });
-    res.status(201).json({ event: result.event, webhookIds: result.deliveries.map((d) => d.webhookId) });
+    created(res, emulator.emit(type, data ?? {}, { ...(layout ? { layout } : {}), ...(id ? { id } : {}) }));
   });
 
-  api.get('/events/:id', (req, res) => {
+  api.get('/_emulator/events/:id', (req, res) => {
     const event = emulator.events.find((e) => e.id === req.params.id);
     if (event === undefined) throw notFound(`event ${req.params.id} is kept`);
-    res.json(eventView(emulator, event));
+    sendJson(res, 200, eventView(emulator, event));
   });
 
-  api.post('/events/:id/resend', (req, res) => {
+  api.post('/_emulator/events/:id/resend', (req, res) => {
     const result = emulator.resend(req.params.id as string);
     if (result === undefined) throw notFound(`event ${req.params.id} is kept`);
-    res.status(201).json({ event: result.event, webhookIds: result.deliveries.map((d) => d.webhookId) });
+    created(res, result);
   });
 
-  api.post('/webhooks', async (req, res, next) => {
-    const body = webhookBody.safeParse(req.body ?? {});
-    if (!body.success) return next(fieldProblem(body.error, 'invalid-webhook', 'Field'));
+  api.post('/_emulator/webhooks', async (req, res) => {
+    const body = webhookBody.safeParse(await jsonBody(req));
+    if (!body.success) throw fieldProblem(body.error, 'invalid-webhook', 'Field');
+    let webhook: Awaited<ReturnType<Emulator['registerWebhook']>>;
     try {
-      res.status(201).json(withoutKey(await emulator.registerWebhook(body.data)));
+      webhook = await emulator.registerWebhook(body.data);
     } catch (error) {
-      next(
-        new ApiProblem({
-          status: 400,
-          slug: 'invalid-webhook',
-          title: 'Bad Request',
-          detail: (error as Error).message,
-        }),
-      );
+      throw new ApiProblem({
+        status: 400,
+        slug: 'invalid-webhook',
+        title: 'Bad Request',
+        detail: (error as Error).message,
+      });
     }
+    sendJson(res, 201, withoutKey(webhook));
   });
 
-  api.post('/webhooks/:id/handshake', async (req, res, next) => {
-    if (emulator.getWebhook(req.params.id) === undefined) return next(notFound(`webhook ${req.params.id}`));
-    res.json(withoutKey(await emulator.handshake(req.params.id)));
+  api.post('/_emulator/webhooks/:id/handshake', async (req, res) => {
+    const id = req.params.id as string;
+    if (emulator.getWebhook(id) === undefined) throw notFound(`webhook ${id}`);
+    sendJson(res, 200, withoutKey(await emulator.handshake(id)));
   });
 
-  api.delete('/webhooks/:id', (req, res) => {
-    if (!emulator.deleteWebhook(req.params.id)) throw notFound(`webhook ${req.params.id}`);
-    res.status(204).end();
+  api.delete('/_emulator/webhooks/:id', (req, res) => {
+    if (!emulator.deleteWebhook(req.params.id as string)) throw notFound(`webhook ${req.params.id}`);
+    sendEmpty(res);
   });
-
-  router.use(((error, _req, res, _next) => {
-    const problem =
-      error instanceof ApiProblem
-        ? error
-        : new ApiProblem({
-            status: (error as { status?: number }).status === 400 ? 400 : 500,
-            slug: 'control-error',
-            title: 'Error',
-            detail:
-              (error as { status?: number }).status === 400
-                ? 'The body is not valid JSON.'
-                : 'The emulator failed.',
-          });
-    sendApiProblem(res, problem);
-  }) as express.ErrorRequestHandler);
-  return router;
+  return api;
 }

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import express from 'express';
 import { checkOptionKeys } from '../check-option-keys';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
+import { ApiProblem, sendApiProblem } from './api-problem';
 import { consoleApi, type ConsoleAccount } from './console-api';
-import { controlApi } from './control-api';
+import { controlApi, localOnly } from './control-api';
+import type { EmulatorRouter } from './emulator-router';
 import { watchCertificateExpiry } from './cert-expiry';
 import { Emulator } from './emulator';
 import { resolveEmulatorTls, type EmulatorMtlsOptions, type EmulatorTls } from './emulator-tls';
@@ -115,15 +116,41 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   };
   const account = checkAccount(options.account);
   const logger = resolveLogger(options.logger, 'createEmulator');
-  const app = express();
-  app.disable('x-powered-by');
-  const server = http.createServer(app);
+  let routers: EmulatorRouter[] = [];
+  let local: ReturnType<typeof localOnly> = () => undefined;
+  const server = http.createServer((req, res) => void serve(req, res));
+  async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    try {
+      const url = new URL(req.url ?? '/', 'http://emulator.invalid');
+      const found = routers.map((router) => router.match(req, url)).find((match) => match !== undefined);
+      if (found === undefined) throw NOT_FOUND;
+      if (url.pathname.startsWith('/_emulator/')) local(found.req);
+      await found.handler(found.req, res);
+    } catch (error) {
+      sendApiProblem(res, error instanceof ApiProblem ? error : INTERNAL);
+      if (!(error instanceof ApiProblem)) logger.error({ err: error }, 'emulator: a request failed');
+    }
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const emulator = new Emulator(server, account, resolved, logger);
   watchCertificateExpiry(emulator, resolved.tls);
-  app.use(webConsole(), controlApi(emulator), consoleApi(emulator.backend));
+  local = localOnly(Number(new URL(emulator.url).port));
+  routers = [webConsole(), controlApi(emulator), consoleApi(emulator.backend)];
   return emulator;
 }
+
+const NOT_FOUND = new ApiProblem({
+  status: 404,
+  slug: 'not-found',
+  title: 'Not Found',
+  detail: 'The emulator has nothing at this path.',
+});
+const INTERNAL = new ApiProblem({
+  status: 500,
+  slug: 'internal-error',
+  title: 'Internal Server Error',
+  detail: 'The emulator failed.',
+});

@@ -1,6 +1,6 @@
-import type { RequestHandler } from 'express';
 import { ApiProblem, sendApiProblem } from './api-problem';
 import type { Emulator } from './emulator';
+import type { RouteHandler } from './emulator-router';
 
 /** Browser tabs and `listen` processes following one emulator; more are refused, not queued. */
 const MAX_STREAMS = 32;
@@ -13,11 +13,10 @@ const HEARTBEAT_MS = 15_000;
 export const MAX_STREAM_BUFFER = 1024 * 1024;
 
 /** Every change of the emulator as server-sent events, one `event:` per change kind. */
-export function sseStream(emulator: Emulator): RequestHandler {
+export function sseStream(emulator: Emulator): RouteHandler {
   let open = 0;
   return function sseStream(req, res) {
     if (open >= MAX_STREAMS) {
-      res.set('Retry-After', '5');
       sendApiProblem(
         res,
         new ApiProblem({
@@ -25,6 +24,7 @@ export function sseStream(emulator: Emulator): RequestHandler {
           slug: 'emulator-busy',
           title: 'Service Unavailable',
           detail: `The emulator is busy: it serves at most ${MAX_STREAMS} streams at once (web console tabs and listen processes). Close some and try again.`,
+          headers: { 'Retry-After': '5' },
         }),
       );
       return;
@@ -57,6 +57,6 @@ export function sseStream(emulator: Emulator): RequestHandler {
     );
     const heartbeat = setInterval(() => send(': keep-alive\n\n'), HEARTBEAT_MS);
     send(`event: hello\ndata: ${JSON.stringify({ url: emulator.url })}\n\n`);
-    req.on('close', close);
+    req.raw.on('close', close);
   };
 }

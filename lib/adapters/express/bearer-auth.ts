@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../core/token-verifier';
 import { unauthorized } from '../../core/unauthorized';
@@ -17,7 +17,7 @@ export interface BearerAuthOptions {
  * Step 2: rejects a delivery without a valid `Authorization: Bearer` token with 401, before a byte of
  * its body is read.
  */
-export function bearerAuth(options: BearerAuthOptions): RequestHandler {
+export function bearerAuth(options: BearerAuthOptions): ExpressMiddleware {
   checkOptionKeys(options ?? {}, ['tokens'], 'bearerAuth');
   const verifier = createTokenVerifier(options?.tokens, 'bearerAuth');
   return function bearerAuth(req, _res, next) {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import { answerHandshake } from '../../core/handshake';
 import { rateLimitedLog } from '../../core/rate-limited-log';
@@ -35,7 +35,7 @@ const KEYS = ['tokens', 'requireToken', 'bodyTimeoutMs', 'logger'];
  * Step 1: answers the Service's verification handshake by echoing its challenge; every other request
  * passes on untouched.
  */
-export function challengeHandshake(options: ChallengeHandshakeOptions = {}): RequestHandler {
+export function challengeHandshake(options: ChallengeHandshakeOptions = {}): ExpressMiddleware {
   checkOptionKeys(options, KEYS, 'challengeHandshake');
   const requireToken = options.requireToken ?? false;
   if (typeof requireToken !== 'boolean') {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { ExpressMiddleware } from './express-types';
 import { certificateProblem } from '../../core/client-certificate-auth';
 import { createClientCertificateVerifier } from '../../mtls/create-client-certificate-verifier';
 import type { MtlsOptions } from '../../mtls/mtls-options';
@@ -11,7 +11,7 @@ export type ClientCertificateAuthOptions = MtlsOptions;
  * allowed, before a byte of its body is read. The problem names the certificate's fingerprint and
  * subject; `problemHandler()` answers it.
  */
-export function clientCertificateAuth(options: ClientCertificateAuthOptions): RequestHandler {
+export function clientCertificateAuth(options: ClientCertificateAuthOptions): ExpressMiddleware {
   const verifier = createClientCertificateVerifier(options, 'clientCertificateAuth');
   return function clientCertificateAuth(req, _res, next) {
     const check = verifier.check({

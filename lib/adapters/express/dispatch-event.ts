@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import { createDispatcher } from '../../core/dispatcher';
 import { drain } from '../../core/drain';
@@ -17,7 +17,7 @@ import { getWebhookEvent } from './read-cloud-event';
 export type { DispatchEventOptions };
 
 /** A dispatch middleware that can also wait for the handlers still running. */
-export type DispatchHandler = RequestHandler & {
+export type DispatchHandler = ExpressMiddleware & {
   /** Resolves once every handler started so far has settled (for graceful shutdown), or after `timeoutMs`. */
   drain(options?: { timeoutMs?: number }): Promise<{ drained: boolean; running: string[] }>;
 };

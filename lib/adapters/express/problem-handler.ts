@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler } from 'express';
+import type { ExpressErrorMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import { problemAnswer } from '../../core/answers';
 import { INTERNAL } from '../../core/core-problems';
@@ -18,7 +18,7 @@ export interface ProblemHandlerOptions {
  * It never passes an error on while it can still answer, so Express's own HTML error page (with its
  * stack trace) is never sent.
  */
-export function problemHandler(options: ProblemHandlerOptions = {}): ErrorRequestHandler {
+export function problemHandler(options: ProblemHandlerOptions = {}): ExpressErrorMiddleware {
   checkOptionKeys(options, ['logger'], 'problemHandler');
   const log = resolveLogger(options.logger, 'problemHandler');
   return function problemHandler(error: unknown, _req, res, next) {

@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { ExpressMiddleware, ExpressResponseLike } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import type { CloudEventEnvelope } from '../../core/cloud-event-envelope';
 import { parseLimit } from '../../core/parse-limit';
@@ -31,7 +31,7 @@ export interface WebhookLocals {
 }
 
 /** The normalized event left by `readCloudEvent`, for apps that compose their own pipeline. */
-export function getWebhookEvent(res: Response): AnyWebhookEvent {
+export function getWebhookEvent(res: ExpressResponseLike): AnyWebhookEvent {
   const event = (res.locals as Partial<WebhookLocals>).webhookEvent;
   if (event === undefined) {
     throw new Error(
@@ -45,7 +45,7 @@ export function getWebhookEvent(res: Response): AnyWebhookEvent {
  * Step 3: reads the body (bounded in size and time), checks it is one CloudEvents 1.0 event, detects
  * its layout, normalizes it and leaves it on `res.locals.webhookEvent`.
  */
-export function readCloudEvent(options: ReadCloudEventOptions = {}): RequestHandler {
+export function readCloudEvent(options: ReadCloudEventOptions = {}): ExpressMiddleware {
   checkOptionKeys(options, ['limit', 'validation', 'bodyTimeoutMs', 'logger'], 'readCloudEvent');
   const read = createEventReader({
     limit: parseLimit(options.limit, 'readCloudEvent'),
@@ -55,7 +55,7 @@ export function readCloudEvent(options: ReadCloudEventOptions = {}): RequestHand
   });
   return function readCloudEvent(req, res, next) {
     read(expressRequest(req)).then(({ envelope, event }) => {
-      const locals = res.locals as WebhookLocals;
+      const locals = res.locals as unknown as WebhookLocals;
       locals.cloudEvent = envelope;
       locals.webhookEvent = event;
       next();

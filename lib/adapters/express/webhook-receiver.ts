@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { ExpressMiddleware } from './express-types';
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { writeAnswer } from '../node/node-request';
@@ -7,7 +7,7 @@ import { expressRequest } from './express-request';
 export type WebhookReceiverOptions = ReceiverOptions;
 
 /** The receiver as one Express middleware, with a way to wait for what is running. */
-export type WebhookReceiver = RequestHandler & {
+export type WebhookReceiver = ExpressMiddleware & {
   /**
    * Resolves once every request that entered the receiver has been answered and every handler has
    * settled, or after `timeoutMs`; call it on shutdown, after `server.close()`.

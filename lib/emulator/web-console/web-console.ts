@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import { EmulatorRouter, sendText } from '../emulator-router';
 import { CONSOLE_CSS, CONSOLE_HTML } from './console-page';
 import { CONSOLE_JS } from './console-script';
 
@@ -10,12 +10,11 @@ const SECURITY_HEADERS = {
 };
 
 /** The web console at the emulator's root: one page, its stylesheet and its script. */
-export function webConsole(): Router {
-  const router = express.Router();
-  const serve = (type: string, body: string) => (_req: express.Request, res: express.Response) =>
-    void res.set({ ...SECURITY_HEADERS, 'Content-Type': `${type}; charset=utf-8` }).send(body);
-  router.get('/', serve('text/html', CONSOLE_HTML));
-  router.get('/_console/console.css', serve('text/css', CONSOLE_CSS));
-  router.get('/_console/console.js', serve('text/javascript', CONSOLE_JS));
-  return router;
+export function webConsole(): EmulatorRouter {
+  const serve = (type: string, body: string) => (_req: unknown, res: Parameters<typeof sendText>[0]) =>
+    sendText(res, 200, type, body, SECURITY_HEADERS);
+  return new EmulatorRouter()
+    .get('/', serve('text/html', CONSOLE_HTML))
+    .get('/_console/console.css', serve('text/css', CONSOLE_CSS))
+    .get('/_console/console.js', serve('text/javascript', CONSOLE_JS));
 }
