@@ -44,9 +44,9 @@ describe('the packed tarball', () => {
     return dir;
   }
 
-  it('ships only dist, its TypeScript sources, the README, LICENSE, CHANGELOG and package.json', () => {
+  it('ships only dist, the README, LICENSE, CHANGELOG and package.json', () => {
     const files = run('tar', ['-tzf', tarball], work).trim().split('\n');
-    const shipped = /^package\/(dist\/|lib\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/;
+    const shipped = /^package\/(dist\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/;
     expect(files.filter((file) => !shipped.test(file))).toEqual([]);
     for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md']) expect(files).toContain(`package/${file}`);
     expect(files).toContain('package/dist/index.d.ts');
@@ -54,12 +54,12 @@ describe('the packed tarball', () => {
       expect(files).toContain(`package/dist/${entry}index.d.ts`);
   });
 
-  it('ships a source map and a declaration map per module, each pointing at a shipped source', () => {
+  it('ships a source map per module that carries its TypeScript source', () => {
     const files = new Set(run('tar', ['-tzf', tarball], work).trim().split('\n'));
     const unpacked = path.join(work, 'unpacked');
     mkdirSync(unpacked, { recursive: true });
     run('tar', ['-xzf', tarball, '-C', unpacked], work);
-    const compiled = [...files].filter((file) => /^package\/dist\/.*\.(js|d\.ts)$/.test(file));
+    const compiled = [...files].filter((file) => /^package\/dist\/.*\.js$/.test(file));
     expect(compiled.length).toBeGreaterThan(50);
     const missing: string[] = [];
     for (const file of compiled) {
@@ -68,11 +68,14 @@ describe('the packed tarball', () => {
         missing.push(map);
         continue;
       }
-      const { sources } = JSON.parse(readFileSync(path.join(unpacked, map), 'utf8')) as { sources: string[] };
-      for (const source of sources) {
-        const shipped = path.posix.join(path.posix.dirname(map), source);
-        if (!files.has(shipped)) missing.push(`${map} → ${shipped}`);
-      }
+      const { sources, sourcesContent } = JSON.parse(readFileSync(path.join(unpacked, map), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      sources.forEach((source, i) => {
+        if (typeof sourcesContent?.[i] !== 'string' || sourcesContent[i] === '')
+          missing.push(`${map} → ${source}`);
+      });
     }
     expect(missing).toEqual([]);
     // And node uses them: a stack trace names the TypeScript file and line, not dist/.
@@ -260,5 +263,70 @@ describe('the packed tarball', () => {
       delivery: 200,
       handled: ['100234'],
     });
+  }, 180_000);
+
+  it('installs like its peers: at most 10 packages and 14 MB, publint and attw clean in every resolution mode', () => {
+    const dir = app('budget-app', {}, []);
+    const packages = run('npm', ['ls', '--all', '--parseable'], dir).trim().split('\n').slice(1);
+    const bytes = Number(run('du', ['-s', '--block-size=1', 'node_modules'], dir).split('\t')[0]);
+    const probe = run(
+      'node',
+      [
+        '-e',
+        "const t = process.hrtime.bigint(); require('service-webhooks'); const ms = Number(process.hrtime.bigint() - t) / 1e6; console.log(JSON.stringify({ modules: Object.keys(require.cache).length, ms }))",
+      ],
+      dir,
+    );
+    const { modules, ms } = JSON.parse(probe) as { modules: number; ms: number };
+    console.log(
+      `install budget: ${packages.length} packages, ${(bytes / 1e6).toFixed(1)} MB on disk; require('service-webhooks'): ${modules} modules, ${ms.toFixed(0)} ms`,
+    );
+    expect(packages.length).toBeLessThanOrEqual(10);
+    expect(bytes).toBeLessThanOrEqual(14e6);
+    // The cold-start goal is 60 modules (issue 19); until the main entry is bundled and loads zod and
+    // OpenTelemetry lazily, this only stops it growing.
+    expect(modules).toBeLessThanOrEqual(230);
+    const unpacked = path.join(work, 'unpacked-lint');
+    mkdirSync(unpacked, { recursive: true });
+    run('tar', ['-xzf', tarball, '-C', unpacked], work);
+    expect(run('npx', ['--no-install', 'publint', path.join(unpacked, 'package')], ROOT)).toMatch(/All good/);
+    let report: string;
+    try {
+      report = run('npx', ['--no-install', 'attw', tarball, '--format', 'json'], ROOT);
+    } catch (error) {
+      report = String((error as { stdout?: string }).stdout ?? error);
+    }
+    const { analysis } = JSON.parse(report) as { analysis: { problems: unknown[] } };
+    expect(analysis.problems).toEqual([]);
+  }, 180_000);
+
+  it('type-checks in a TypeScript app without Express and without skipLibCheck', () => {
+    const dir = app('no-express-ts-app', { type: 'module' }, ['@types/node@22']);
+    writeFileSync(
+      path.join(dir, 'index.mts'),
+      `import http from 'node:http';
+import { createEventRouter, createFetchHandler, createNodeHandler, type AnyWebhookEvent } from 'service-webhooks';
+const router = createEventRouter().on('ag.access_pass.issued', (event: AnyWebhookEvent) => void event.id);
+http.createServer(createNodeHandler({ bearerTokens: ['t'], router }));
+const fetchHandler: (request: Request) => Promise<Response> = createFetchHandler({ bearerTokens: ['t'], router });
+export { fetchHandler };
+`,
+    );
+    writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+        },
+        files: ['index.mts'],
+      }),
+    );
+    expect(() => run('node', ['-p', "require.resolve('@types/express/package.json')"], dir)).toThrow();
+    run('node', [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], dir);
   }, 180_000);
 });

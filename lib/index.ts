@@ -47,7 +47,15 @@ export type { TokenSource } from './core/token-verifier';
 export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './core/http-problem';
 export type { CloudEventEnvelope } from './core/cloud-event-envelope';
 export * from './events/catalogue';
-export type * from './events/data-schemas';
+export type {
+  AccessPassState,
+  CredentialDetails,
+  Device,
+  EventData,
+  Metadata,
+  OpenEnum,
+  Protocol,
+} from './events/data-schemas';
 export type * from './events/webhook-event';
 export { parseSchemaVersion } from './events/normalize-event';
 export { RetryLater } from './events/retry-later';
