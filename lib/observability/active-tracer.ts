@@ -1,8 +1,9 @@
-import { ProxyTracerProvider, trace, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import type { Tracer, TracerProvider } from '@opentelemetry/api';
+import { openTelemetryApi, openTelemetryRegistered } from './otel-api';
 
 const NAME = 'service-webhooks';
 /** What the API delegates to while no SDK is registered: a fresh proxy hands out that very object. */
-const NOOP_PROVIDER: TracerProvider = new ProxyTracerProvider().getDelegate();
+let noopProvider: TracerProvider | undefined;
 
 let cachedDelegate: TracerProvider | undefined;
 let cachedTracer: Tracer | undefined;
@@ -14,9 +15,12 @@ let cachedTracer: Tracer | undefined;
  * looked up again only when the registered provider changes.
  */
 export function activeTracer(): Tracer | undefined {
+  if (!openTelemetryRegistered()) return undefined;
+  const { ProxyTracerProvider, trace } = openTelemetryApi();
+  noopProvider ??= new ProxyTracerProvider().getDelegate();
   const provider = trace.getTracerProvider();
   const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
-  if (delegate === NOOP_PROVIDER) return undefined;
+  if (delegate === noopProvider) return undefined;
   if (delegate !== cachedDelegate) {
     cachedDelegate = delegate;
     cachedTracer = delegate.getTracer(NAME);

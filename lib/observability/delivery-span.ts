@@ -1,19 +1,10 @@
-import {
-  context,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-  type SpanContext,
-  type Tracer,
-} from '@opentelemetry/api';
+import type { Attributes, Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { CloudEventEnvelope } from '../core/cloud-event-envelope';
 import type { DeliveryRecord } from '../core/delivery-record';
 import type { WebhookRequest } from '../core/webhook-request';
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import { activeTracer } from './active-tracer';
+import { openTelemetryApi } from './otel-api';
 import { remoteSpanContext } from './remote-span-context';
 import { typeLabel } from './type-label';
 
@@ -63,7 +54,7 @@ export class DeliverySpan {
 
   /** Runs `work` (the dispatch) with this span active, so each handler's span is its child. */
   around<T>(work: () => T): T {
-    return this.#active === undefined ? work() : context.with(this.#active, work);
+    return this.#active === undefined ? work() : openTelemetryApi().context.with(this.#active, work);
   }
 
   /** Ends the span with what the record says; a request refused before its event was read starts it here. */
@@ -82,12 +73,13 @@ export class DeliverySpan {
     if (userAgent !== undefined) span.setAttribute('user_agent.original', userAgent);
     if (record.outcome === 'failed' || record.outcome === 'timeout' || record.status >= 500) {
       span.setAttribute('error.type', record.problem ?? String(record.status));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: record.problem ?? undefined });
+      span.setStatus({ code: openTelemetryApi().SpanStatusCode.ERROR, message: record.problem ?? undefined });
     }
     span.end();
   }
 
   #start(name: string, fromEvent: SpanContext | undefined, attributes: Attributes, trusted: boolean): Span {
+    const { context, trace, SpanKind } = openTelemetryApi();
     const active = context.active();
     // An HTTP instrumentation's span, when there is one, already continues the request's traceparent.
     const instrumented = trace.getSpanContext(active);

@@ -1,6 +1,7 @@
-import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { EventHandler, HandlerContext } from '../events/event-router';
 import type { AnyWebhookEvent } from '../events/webhook-event';
+import { openTelemetryApi } from './otel-api';
 import { typeLabel } from './type-label';
 
 /** What a failed handler's span keeps: the error's type and message (and stack), never the event. */
@@ -13,7 +14,7 @@ function recordFailure(span: Span, error: unknown): void {
     span.recordException({ name: type, message: `a handler threw a ${type}, not an Error` });
   }
   span.setAttribute('error.type', type);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+  span.setStatus({ code: openTelemetryApi().SpanStatusCode.ERROR, message: type });
 }
 
 /**
@@ -50,6 +51,7 @@ export async function runInHandlerSpan(
     return handler(event, ctx);
   };
   try {
+    const { context, trace } = openTelemetryApi();
     let active;
     try {
       active = trace.setSpan(context.active(), traced);

@@ -1,4 +1,5 @@
-import { createTraceState, type SpanContext } from '@opentelemetry/api';
+import type { SpanContext } from '@opentelemetry/api';
+import { openTelemetryApi } from './otel-api';
 
 /** W3C Trace Context: version (never ff), a non-zero trace id and parent id, flags. */
 const TRACEPARENT = /^([\da-f]{2})-((?![0]{32})[\da-f]{32})-((?![0]{16})[\da-f]{16})-([\da-f]{2})(-[^\s]*)?$/;
@@ -19,7 +20,7 @@ export function remoteSpanContext(traceparent: unknown, tracestate: unknown): Sp
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   const state =
     typeof tracestate === 'string' && tracestate.length <= MAX_TRACESTATE
-      ? createTraceState(tracestate)
+      ? openTelemetryApi().createTraceState(tracestate)
       : undefined;
   return {
     traceId,
