@@ -35,6 +35,24 @@ describe('every ts block of the README', () => {
   );
 });
 
+describe('the README Redis examples can be copied one at a time', () => {
+  const clients = BLOCKS.filter((b) => /createClient\(|new Redis\(/.test(b.code));
+
+  it('finds them', () => {
+    expect(clients.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(clients.map((b) => [`${b.line}`, b] as const))(
+    'the block at line %s uses one client and listens for its errors',
+    (_line, block) => {
+      // One client per block: copying a block needs one package and opens one connection.
+      expect(/from 'redis'/.test(block.code) && /from 'ioredis'/.test(block.code)).toBe(false);
+      // Without an 'error' listener a dropped connection is an unhandled error event.
+      expect(block.code).toMatch(/\.on\('error'/);
+    },
+  );
+});
+
 describe('the type check itself', () => {
   // The two failures issue 11 found in the README, so this check is known to catch them.
   it('reports an untyped callback parameter and an optional value used as required', () => {
