@@ -1,7 +1,10 @@
-// `import 'service-webhooks'` must not load what only tests need: the cloudevents SDK (used by the test
-// kit to build envelopes) and supertest (used to send them), nor the optional peers of other subpaths.
+// `import 'service-webhooks'` must not load what only tests need (supertest, used to send), nor the
+// optional peers of other subpaths, nor OpenTelemetry before an SDK registers; the test kit builds
+// envelopes without the cloudevents SDK.
 const HEAVY = [
   'cloudevents',
+  '@opentelemetry/api',
+  'prom-client',
   'supertest',
   'express',
   '@peculiar/x509',
@@ -28,11 +31,15 @@ function loadedBy(entry: string): string[] {
   return [...new Set(loaded)];
 }
 
-it("import 'service-webhooks' loads neither the cloudevents SDK nor supertest nor any optional peer", () => {
+it("import 'service-webhooks' loads neither supertest, the cloudevents SDK, OpenTelemetry nor any optional peer", () => {
   expect(loadedBy('service-webhooks')).toEqual([]);
 });
 
-it('the test kit loads the cloudevents SDK, but not supertest until it sends', () => {
-  // The positive case shows the probe sees a load: without it, the test above could not fail.
-  expect(loadedBy('service-webhooks/testing')).toEqual(['cloudevents']);
+it('the test kit loads none of them either, supertest not until it sends', () => {
+  expect(loadedBy('service-webhooks/testing')).toEqual([]);
+});
+
+it('service-webhooks/metrics loads its peer, prom-client', () => {
+  // The positive case shows the probe sees a load: without it, the tests above could not fail.
+  expect(loadedBy('service-webhooks/metrics')).toContain('prom-client');
 });
