@@ -281,13 +281,14 @@ describe('the packed tarball', () => {
     );
     const { modules, ms } = JSON.parse(probe) as { modules: number; ms: number };
     console.log(
-      `install budget: ${packages.length} packages, ${(bytes / 1e6).toFixed(1)} MB on disk; require('service-webhooks'): ${modules} modules, ${ms.toFixed(0)} ms`,
+      `install budget: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB on disk (du); require('service-webhooks'): ${modules} modules, ${ms.toFixed(0)} ms`,
     );
     expect(packages.length).toBeLessThanOrEqual(10);
-    expect(bytes).toBeLessThanOrEqual(14e6);
-    // The cold-start goal is 60 modules (issue 19); OpenTelemetry now loads only once an SDK
-    // registers, but until zod does too and the entry is bundled, this only stops it growing.
-    expect(modules).toBeLessThanOrEqual(180);
+    // `du -sh` (how the issue measured every peer) prints mebibytes: "14M" is at most 14 MiB.
+    expect(bytes).toBeLessThanOrEqual(14 * 1024 * 1024);
+    // The cold-start goal is 60 modules (issue 19). zod and OpenTelemetry load only when needed; our
+    // own modules are still one file each until the entry is bundled, so this only stops it growing.
+    expect(modules).toBeLessThanOrEqual(90);
     const unpacked = path.join(work, 'unpacked-lint');
     mkdirSync(unpacked, { recursive: true });
     run('tar', ['-xzf', tarball, '-C', unpacked], work);

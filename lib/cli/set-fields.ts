@@ -1,13 +1,13 @@
 import { didYouMean } from '../did-you-mean';
 import type { EventType } from '../events/catalogue';
-import { eventDataSchema, LAYOUT_B_FIELDS } from '../events/data-schemas';
+import { EVENT_DATA_FIELDS, LAYOUT_B_FIELDS } from '../events/data-schemas';
 import type { Layout } from '../events/webhook-event';
 import { defaultLayoutAData, LAYOUT_B_KEPT, toLayoutBData } from '../testing/default-data';
 import { UsageError } from './cli-errors';
 
 /** Layout B's data fields (spec 2.4): its own names and the ones it shares with layout A. */
 const LAYOUT_B_NAMES: readonly string[] = [...LAYOUT_B_FIELDS, ...LAYOUT_B_KEPT];
-const LAYOUT_A_NAMES = Object.keys(eventDataSchema.shape);
+const LAYOUT_A_NAMES: readonly string[] = EVENT_DATA_FIELDS;
 const ENVELOPE_NAMES = ['id'];
 
 /** `"Ada"` stays a string; `42`, `true`, `null`, `{"a":1}` are read as JSON. */

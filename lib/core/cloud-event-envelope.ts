@@ -1,22 +1,18 @@
-import { z } from 'zod';
+import type { z as Z } from 'zod';
 import {
   InvalidEventError,
   MAX_FIELD_ERRORS,
   schemaError,
   type FieldError,
 } from '../events/invalid-event-error';
+import { DATETIME_OFFSET } from '../events/fast-event-data';
+import { zod } from '../lazy-zod';
 
-const required = (rule: string) => ({
-  error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : rule),
-});
-const nonEmptyString = (rule = 'must be a non-empty string') =>
-  z.string(required(rule)).min(1, { error: rule });
 /**
  * An id or source of only spaces or control characters is empty to every reader (a log, a dashboard,
  * the Service's own retry key), so it is refused as CloudEvents refuses an empty one.
  */
 const VISIBLE = /[^\s\p{Cc}]/u;
-const identifier = (rule: string) => nonEmptyString(rule).regex(VISIBLE, { error: rule });
 
 const CONTEXT_ATTRIBUTES = new Set([
   'specversion',
@@ -32,32 +28,46 @@ const CONTEXT_ATTRIBUTES = new Set([
 ]);
 const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 
-const fields = {
-  specversion: z.literal('1.0', required('must be exactly "1.0"')),
-  id: identifier('must be a non-empty string with a visible character'),
-  source: identifier('must be a non-empty URI-reference with a visible character'),
-  type: nonEmptyString(),
-  datacontenttype: nonEmptyString().nullish(),
-  dataschema: z.url({ error: 'must be an absolute URI' }).nullish(),
-  subject: nonEmptyString().nullish(),
-  time: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }).nullish(),
-  data: z.unknown().optional(),
-  data_base64: z.base64({ error: 'must be base64' }).nullish(),
-};
-
-/**
- * A CloudEvents 1.0 envelope in the JSON format. `null` optional attributes count as absent, as the
- * JSON format allows. Built once at load; extension attributes pass through.
- */
-export const cloudEventEnvelopeSchema = z
-  .looseObject(fields)
-  .refine((envelope) => envelope.data === undefined || envelope.data_base64 == null, {
-    path: ['data_base64'],
-    error: 'must not be sent together with data',
+/** Builds the schema (and loads zod) the first time an envelope is not one the fast path decides. */
+function build() {
+  const z = zod();
+  const required = (rule: string) => ({
+    error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : rule),
   });
+  const nonEmptyString = (rule = 'must be a non-empty string') =>
+    z.string(required(rule)).min(1, { error: rule });
+  const identifier = (rule: string) => nonEmptyString(rule).regex(VISIBLE, { error: rule });
+  const fields = {
+    specversion: z.literal('1.0', required('must be exactly "1.0"')),
+    id: identifier('must be a non-empty string with a visible character'),
+    source: identifier('must be a non-empty URI-reference with a visible character'),
+    type: nonEmptyString(),
+    datacontenttype: nonEmptyString().nullish(),
+    dataschema: z.url({ error: 'must be an absolute URI' }).nullish(),
+    subject: nonEmptyString().nullish(),
+    time: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }).nullish(),
+    data: z.unknown().optional(),
+    data_base64: z.base64({ error: 'must be base64' }).nullish(),
+  };
+  // A CloudEvents 1.0 envelope in the JSON format: `null` optional attributes count as absent, as the
+  // JSON format allows; extension attributes pass through.
+  const envelope = z
+    .looseObject(fields)
+    .refine((value) => value.data === undefined || value.data_base64 == null, {
+      path: ['data_base64'],
+      error: 'must not be sent together with data',
+    });
+  return { envelope, dataschema: fields.dataschema };
+}
 
-/** The pattern `fields.time` checks with (a test checks they stay the same). */
-const RFC3339 = z.core.regexes.datetime({ offset: true });
+let built: ReturnType<typeof build> | undefined;
+const schemas = () => (built ??= build());
+
+/** The envelope schema the fast path agrees with (a property test checks it). */
+export const cloudEventEnvelopeSchema = () => schemas().envelope;
+
+/** The pattern `time` is checked with: zod's own, written out (a test checks they stay the same). */
+const RFC3339 = DATETIME_OFFSET;
 /** A `dataschema` repeats across events (one per resource version), so its URL check is remembered. */
 const knownSchemas = new Map<string, boolean>();
 const MAX_KNOWN_SCHEMAS = 256;
@@ -67,7 +77,7 @@ function schemaUrlOk(value: unknown): boolean {
   if (typeof value !== 'string' || /\s/.test(value)) return false;
   let ok = knownSchemas.get(value);
   if (ok === undefined) {
-    ok = fields.dataschema.safeParse(value).success;
+    ok = schemas().dataschema.safeParse(value).success;
     if (knownSchemas.size < MAX_KNOWN_SCHEMAS) knownSchemas.set(value, ok);
   }
   return ok;
@@ -92,7 +102,7 @@ export function fastEnvelope(body: Record<string, unknown>): CloudEventEnvelope 
   return body as CloudEventEnvelope;
 }
 
-export type CloudEventEnvelope = z.output<typeof cloudEventEnvelopeSchema>;
+export type CloudEventEnvelope = Z.output<ReturnType<typeof build>['envelope']>;
 
 /** Extension names are checked by hand, counting them all but keeping only the first few. */
 function checkExtensionNames(body: Record<string, unknown>): void {
@@ -132,7 +142,7 @@ export function parseCloudEventEnvelope(body: unknown): CloudEventEnvelope {
   checkExtensionNames(body as Record<string, unknown>);
   const fast = fastEnvelope(body as Record<string, unknown>);
   if (fast !== undefined) return fast;
-  const result = cloudEventEnvelopeSchema.safeParse(body);
+  const result = schemas().envelope.safeParse(body);
   if (!result.success) {
     throw schemaError(result.error, { prefix: '', slug: 'invalid-cloudevent', what: 'CloudEvent attribute' });
   }

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type { z as Z } from 'zod';
+import { zod } from '../lazy-zod';
 
 /** A value the spec enumerates, open to values it does not list yet (a new one must not cause retries). */
 export type OpenEnum<Known extends string> = Known | (string & {});
@@ -7,87 +8,125 @@ export type AccessPassState = OpenEnum<'created' | 'active' | 'suspended' | 'unl
 export type Protocol = OpenEnum<'desfire' | 'seos' | 'smart_tap'>;
 export type Metadata = Record<string, unknown>;
 
-const openEnum = <Known extends string>() => z.string() as unknown as z.ZodType<OpenEnum<Known>>;
-/** Absent and null both become null: a field the event did not carry is null, never undefined. */
-const orNull = <T extends z.ZodType>(schema: T) => schema.nullable().default(null);
+/** Builds the schemas: run once, the first time an event needs more than the fast path. */
+function build() {
+  const z = zod();
+  const openEnum = <Known extends string>() => z.string() as unknown as Z.ZodType<OpenEnum<Known>>;
+  /** Absent and null both become null: a field the event did not carry is null, never undefined. */
+  const orNull = <T extends Z.ZodType>(schema: T) => schema.nullable().default(null);
 
-const text = orNull(z.string());
-const isoDate = orNull(
-  z.union([z.iso.date(), z.iso.datetime({ offset: true, local: true })], {
-    error: 'must be an ISO 8601 date',
-  }),
-);
-const dollars = orNull(z.number({ error: 'must be a number of dollars' }));
-const protocol = orNull(openEnum<'desfire' | 'seos' | 'smart_tap'>());
-const metadata = orNull(z.record(z.string(), z.unknown(), { error: 'must be an object' }));
-const tagId = orNull(
-  z.string().regex(/^[0-9a-fA-F]{14}$/, { error: 'must be 7 bytes as 14 hex characters' }),
-);
+  const text = orNull(z.string());
+  const isoDate = orNull(
+    z.union([z.iso.date(), z.iso.datetime({ offset: true, local: true })], {
+      error: 'must be an ISO 8601 date',
+    }),
+  );
+  const dollars = orNull(z.number({ error: 'must be a number of dollars' }));
+  const protocol = orNull(openEnum<'desfire' | 'seos' | 'smart_tap'>());
+  const metadata = orNull(z.record(z.string(), z.unknown(), { error: 'must be an object' }));
+  const tagId = orNull(
+    z.string().regex(/^[0-9a-fA-F]{14}$/, { error: 'must be 7 bytes as 14 hex characters' }),
+  );
 
-/** Fields of `details` (issued credential) and of each device (spec 2.3). */
-const credentialShape = {
-  id: text,
-  card_template_id: text,
-  platform: text,
-  protocol,
-  status: text,
-  card_number: text,
-  site_code: text,
-  file_data: text,
-};
+  /** Fields of `details` (issued credential) and of each device (spec 2.3). */
+  const credentialShape = {
+    id: text,
+    card_template_id: text,
+    platform: text,
+    protocol,
+    status: text,
+    card_number: text,
+    site_code: text,
+    file_data: text,
+  };
+  const detailsSchema = z.looseObject(credentialShape);
+  const deviceSchema = z.looseObject({ ...credentialShape, type: text });
 
-export const detailsSchema = z.looseObject(credentialShape);
-export const deviceSchema = z.looseObject({ ...credentialShape, type: text });
+  /** The canonical data object: layout A names, every field present, null where not carried. */
+  const eventDataShape = {
+    id: text,
+    state: orNull(openEnum<'created' | 'active' | 'suspended' | 'unlink' | 'deleted'>()),
+    full_name: text,
+    employee_id: text,
+    title: text,
+    start_date: isoDate,
+    expiration_date: isoDate,
+    hid_org_id: text,
+    apple_user_id: text,
+    tag_id: tagId,
+    card_template_id: text,
+    landing_page_id: text,
+    credential_profile_id: text,
+    account_id: text,
+    organization_name: text,
+    current_balance: dollars,
+    threshold: dollars,
+    amount_below_threshold: dollars,
+    protocol,
+    metadata,
+    card_templates: orNull(z.array(z.unknown(), { error: 'must be an array' })),
+    details: orNull(detailsSchema),
+    devices: orNull(z.array(deviceSchema, { error: 'must be an array of devices' })),
+  };
+  const eventDataSchema = z.looseObject(eventDataShape);
 
-/** The canonical data object: layout A names, every field present, null where not carried. */
-const eventDataShape = {
-  id: text,
-  state: orNull(openEnum<'created' | 'active' | 'suspended' | 'unlink' | 'deleted'>()),
-  full_name: text,
-  employee_id: text,
-  title: text,
-  start_date: isoDate,
-  expiration_date: isoDate,
-  hid_org_id: text,
-  apple_user_id: text,
-  tag_id: tagId,
-  card_template_id: text,
-  landing_page_id: text,
-  credential_profile_id: text,
-  account_id: text,
-  organization_name: text,
-  current_balance: dollars,
-  threshold: dollars,
-  amount_below_threshold: dollars,
-  protocol,
-  metadata,
-  card_templates: orNull(z.array(z.unknown(), { error: 'must be an array' })),
-  details: orNull(detailsSchema),
-  devices: orNull(z.array(deviceSchema, { error: 'must be an array of devices' })),
-};
+  /** Card numbers and site codes are strings on the wire, but a number (site code 69) is read as one. */
+  const numberish = z.union([z.string(), z.number().transform(String)]).nullish();
+  /** The earlier flat layout (spec 2.4): validated under its own names, then lifted into the canonical one. */
+  const layoutBDataSchema = z.looseObject({
+    access_pass_id: z.string().nullish(),
+    device: z.looseObject({ type: z.string().nullish(), id: z.string().nullish() }).nullish(),
+    card_number: numberish,
+    site_code: numberish,
+    file_data: z.string().nullish(),
+  });
+  return { credentialShape, eventDataShape, detailsSchema, deviceSchema, eventDataSchema, layoutBDataSchema };
+}
 
-export const eventDataSchema = z.looseObject(eventDataShape);
+type Built = ReturnType<typeof build>;
+let built: Built | undefined;
 
-/** Card numbers and site codes are strings on the wire, but a number (site code 69) is read as one. */
-const numberish = z.union([z.string(), z.number().transform(String)]).nullish();
+/** The data schemas, built (and zod loaded) the first time they are asked for. */
+export function dataSchemas(): Built {
+  built ??= build();
+  return built;
+}
 
-/** The earlier flat layout (spec 2.4): validated under its own names, then lifted into the canonical one. */
-export const layoutBDataSchema = z.looseObject({
-  access_pass_id: z.string().nullish(),
-  device: z.looseObject({ type: z.string().nullish(), id: z.string().nullish() }).nullish(),
-  card_number: numberish,
-  site_code: numberish,
-  file_data: z.string().nullish(),
-});
+/** The canonical data's field names, in the schema's order (a test checks they are its keys). */
+export const EVENT_DATA_FIELDS = [
+  'id',
+  'state',
+  'full_name',
+  'employee_id',
+  'title',
+  'start_date',
+  'expiration_date',
+  'hid_org_id',
+  'apple_user_id',
+  'tag_id',
+  'card_template_id',
+  'landing_page_id',
+  'credential_profile_id',
+  'account_id',
+  'organization_name',
+  'current_balance',
+  'threshold',
+  'amount_below_threshold',
+  'protocol',
+  'metadata',
+  'card_templates',
+  'details',
+  'devices',
+] as const;
 
 /** Fields only layout B carries; their presence means layout B. */
 export const LAYOUT_B_FIELDS = ['access_pass_id', 'device', 'card_number', 'site_code', 'file_data'] as const;
 /** Fields only layout A carries; their presence means layout A. */
 export const LAYOUT_A_FIELDS = ['details', 'devices'] as const;
 
-type Strict<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>>;
+type Strict<Shape extends Z.ZodRawShape> = Z.output<Z.ZodObject<Shape>>;
 
-export type CredentialDetails = Strict<typeof credentialShape>;
+export type CredentialDetails = Strict<Built['credentialShape']>;
 export type Device = CredentialDetails & { type: string | null };
 /** The data every event carries, in layout A names; what the spec promises for every type. */
-export type EventData = Strict<typeof eventDataShape>;
+export type EventData = Strict<Built['eventDataShape']>;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { eventDataSchema, layoutBDataSchema, type EventData } from './data-schemas';
+import { dataSchemas, type EventData } from './data-schemas';
 import { detectLayout } from './detect-layout';
 import { fastEventData } from './fast-event-data';
 import { InvalidEventError, schemaError } from './invalid-event-error';
@@ -46,7 +46,7 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.output<
 
 /** Lifts layout B into layout A names (DESIGN.md): the one mapping between the two layouts. */
 function liftLayoutB(type: string, raw: Record<string, unknown>): Record<string, unknown> {
-  const b = parseOrThrow(layoutBDataSchema, raw);
+  const b = parseOrThrow(dataSchemas().layoutBDataSchema, raw);
   const { access_pass_id, device, card_number, site_code, file_data, ...rest } = b;
   const hasCredential = card_number != null || site_code != null || file_data != null;
   return {
@@ -72,7 +72,8 @@ export function normalizeEvent(
   const rawData = dataObject(data);
   const layout: Layout = detectLayout(envelope, rawData);
   const canonical = layout === 'A' ? rawData : liftLayoutB(envelope.type, rawData);
-  const checked: EventData = fastEventData(canonical) ?? parseOrThrow(eventDataSchema, canonical);
+  const checked: EventData =
+    fastEventData(canonical) ?? parseOrThrow(dataSchemas().eventDataSchema, canonical);
   const dataschema = envelope.dataschema ?? null;
   return {
     id: envelope.id,
