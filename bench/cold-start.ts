@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
-/** The entry as built beside the bench (`npm run bench` compiles lib/ to .bench-build/lib). */
-const OURS = path.join(__dirname, '..', 'lib', 'index.js');
+/** The entry as published: `npm run bench` builds dist/ first (the bench runs from .bench-build/bench). */
+const OURS = path.join(__dirname, '..', '..', 'dist', 'index.js');
 
 /** Milliseconds one fresh node process spends in `import()` of `specifier`. */
 function importMs(specifier: string): number {

@@ -42,14 +42,13 @@ export async function builtPackage(): Promise<BuiltPackage> {
   if (!fs.existsSync(bin)) {
     const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'service-webhooks-staging-'));
     const outDir = path.join(staging, 'node_modules', 'service-webhooks', 'dist');
-    const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', outDir], {
-      cwd: ROOT,
-    }).catch((error: { stdout?: string }) => {
-      // A type error elsewhere in lib/ still emits JavaScript; only a missing bin is fatal here.
-      if (!fs.existsSync(path.join(outDir, 'cli', 'bin.js')))
-        throw new Error(`build failed:\n${error.stdout}`);
-    });
+    // The bundles, as `npm run build` makes them (tsup, tsup.config.ts); declarations are not needed.
+    const tsup = path.join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js');
+    await promisify(execFile)(process.execPath, [tsup, '--out-dir', outDir, '--silent'], { cwd: ROOT }).catch(
+      (error: { stdout?: string; stderr?: string }) => {
+        throw new Error(`build failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+      },
+    );
     fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(outDir, '..', 'package.json'));
     try {
       fs.renameSync(staging, cache);

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { nodeCrypto } from '../lazy-crypto';
 import { OptionsError } from '../options-error';
 import { withTimeout } from './with-timeout';
 
@@ -19,8 +19,13 @@ const SOURCE_TIMEOUT_MS = 5_000;
 /** Tokens are compared as fixed-size buffers of this many bytes, so the time taken never depends on them. */
 const MAX_TOKEN = 512;
 /** A per-process random pad: tokens are kept XORed with it, never as a string an error or a heap dump shows. */
-const PAD = randomBytes(MAX_TOKEN);
-const scratch = Buffer.from(PAD);
+let PAD: Buffer | undefined;
+let scratch: Buffer | undefined;
+/** Drawn when the first verifier is built, not at load: node:crypto costs a cold start 4 ms. */
+function pad(): Buffer {
+  PAD ??= nodeCrypto().randomBytes(MAX_TOKEN);
+  return PAD;
+}
 
 interface MaskedToken {
   bytes: Buffer;
@@ -28,7 +33,7 @@ interface MaskedToken {
 }
 
 function mask(token: string): MaskedToken {
-  const bytes = Buffer.from(PAD);
+  const bytes = Buffer.from(pad());
   for (let i = 0; i < token.length; i++) bytes[i] = (bytes[i] as number) ^ token.charCodeAt(i);
   return { bytes, length: token.length };
 }
@@ -58,22 +63,26 @@ export function createTokenVerifier(
   option = 'tokens',
   sourceTimeoutMs = SOURCE_TIMEOUT_MS,
 ): TokenVerifier {
+  const padBytes = pad();
+  scratch ??= Buffer.from(padBytes);
+  const work = scratch;
+  const { timingSafeEqual } = nodeCrypto();
   const compare = (expected: readonly MaskedToken[], authorization: string | undefined): TokenCheck => {
     if (authorization === undefined || authorization === '') return 'missing';
     const match = BEARER.exec(authorization);
     if (!match) return 'malformed';
     const presented = match[1] as string;
     if (presented.length > MAX_TOKEN) return 'invalid';
-    // Visible ASCII only (the pattern says so): one char is one byte. `scratch` holds the pad between
+    // Visible ASCII only (the pattern says so): one char is one byte. `work` holds the pad between
     // calls, so only the presented token's bytes are masked here and put back after, not all 512.
-    for (let i = 0; i < presented.length; i++) scratch[i] = (PAD[i] as number) ^ presented.charCodeAt(i);
+    for (let i = 0; i < presented.length; i++) work[i] = (padBytes[i] as number) ^ presented.charCodeAt(i);
     let ok = false;
     // No early exit: every configured token is compared, so timing does not tell which matched.
     for (const candidate of expected) {
-      const same = timingSafeEqual(candidate.bytes, scratch);
+      const same = timingSafeEqual(candidate.bytes, work);
       ok = (same && candidate.length === presented.length) || ok;
     }
-    for (let i = 0; i < presented.length; i++) scratch[i] = PAD[i] as number;
+    for (let i = 0; i < presented.length; i++) work[i] = padBytes[i] as number;
     return ok ? 'valid' : 'invalid';
   };
 

@@ -1,4 +1,5 @@
-import { createHash, type X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
+import { nodeCrypto } from '../lazy-crypto';
 
 /** What is known of a certificate for pinning, matching and logging; never its body. */
 export interface CertificateFacts {
@@ -43,7 +44,8 @@ export function certificateFacts(cert: X509Certificate, withSpki: boolean): Cert
   // Node computes fingerprint256 natively, without copying the DER out.
   const fingerprint = cert.fingerprint256;
   const spkiHex = withSpki
-    ? createHash('sha256')
+    ? nodeCrypto()
+        .createHash('sha256')
         .update(cert.publicKey.export({ type: 'spki', format: 'der' }))
         .digest('hex')
     : undefined;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../lazy-crypto';
 import { CERTIFICATE_HEADERS } from './certificate-headers';
 import type { CertificateCheck, CertificateRequest, CertificateSource } from './mtls-options';
 import { tlsSocketOf } from './read-socket-certificate';
@@ -33,7 +33,7 @@ export function createCheckCache(from: CertificateSource): CheckCache {
       }
       const values = headers.map((name) => request.header(name) ?? '');
       if (values.every((value) => value === '')) return undefined;
-      return createHash('sha256').update(values.join('\n')).digest('base64');
+      return nodeCrypto().createHash('sha256').update(values.join('\n')).digest('base64');
     },
     get(key, now) {
       const entry = entries.get(key);

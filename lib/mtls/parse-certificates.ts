@@ -1,4 +1,5 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
+import { nodeCrypto } from '../lazy-crypto';
 
 /** The most certificates read from one header or one `ca` string: a leaf and its intermediates. */
 export const MAX_CHAIN = 8;
@@ -15,7 +16,7 @@ export function parsePemCertificates(text: string): X509Certificate[] {
   if (blocks.length > MAX_CHAIN) throw new Error(`more than ${MAX_CHAIN} certificates`);
   return blocks.map((block, index) => {
     try {
-      return new X509Certificate(block);
+      return new (nodeCrypto().X509Certificate)(block);
     } catch {
       throw new Error(`certificate ${index + 1} is not a valid X.509 certificate`);
     }
@@ -30,7 +31,7 @@ export function parseBase64Der(base64: string): X509Certificate {
     throw new Error('not base64');
   }
   try {
-    return new X509Certificate(Buffer.from(base64, 'base64'));
+    return new (nodeCrypto().X509Certificate)(Buffer.from(base64, 'base64'));
   } catch {
     throw new Error('not a DER X.509 certificate');
   }

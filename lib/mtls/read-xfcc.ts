@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../lazy-crypto';
 import { parsePemCertificates, percentDecode } from './parse-certificates';
 import { boundedHeader, unreadable, type PresentedCertificate } from './presented-certificate';
 
@@ -98,7 +98,7 @@ export function readXfcc(header: (name: string) => string | undefined): Presente
     // Envoy always writes Hash beside Cert; requiring it to match ties the element together.
     const hash = element.get('hash');
     if (hash === undefined) return unreadable(NAME, 'its last element has no Hash beside its Cert');
-    if (hash.toLowerCase() !== createHash('sha256').update(leaf.raw).digest('hex')) {
+    if (hash.toLowerCase() !== nodeCrypto().createHash('sha256').update(leaf.raw).digest('hex')) {
       return unreadable(NAME, 'its Hash is not the SHA-256 of its Cert');
     }
     const chain = element.get('chain');

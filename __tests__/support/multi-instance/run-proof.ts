@@ -53,7 +53,7 @@ export interface ProofFigures {
 export function compileLibrary(): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'sw-proof-lib-'));
   const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const flags = ['--outDir', dir, '--noCheck', '--declaration', 'false', '--declarationMap', 'false'];
+  const flags = ['--outDir', dir, '--noCheck', '--emitDeclarationOnly', 'false', '--declaration', 'false'];
   execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), ...flags], {
     stdio: 'pipe',
     timeout: 120_000,
