@@ -27,4 +27,6 @@ export default defineConfig({
   clean: false,
   dts: false,
   shims: false,
+  // Classes and functions keep their names (some modules are wrapped, which would drop them).
+  keepNames: true,
 });

@@ -284,11 +284,13 @@ describe('the packed tarball', () => {
       'node',
       [
         '-e',
-        "const t = process.hrtime.bigint(); require('service-webhooks'); const ms = Number(process.hrtime.bigint() - t) / 1e6; console.log(JSON.stringify({ modules: Object.keys(require.cache).length, ms }))",
+        "const t = process.hrtime.bigint(); const m = require('service-webhooks'); const ms = Number(process.hrtime.bigint() - t) / 1e6; console.log(JSON.stringify({ modules: Object.keys(require.cache).length, ms, names: [m.OptionsError.name, m.HttpProblem.name, m.MemoryStore.name, m.webhookReceiver.name] }))",
       ],
       dir,
     );
-    const { modules, ms } = JSON.parse(probe) as { modules: number; ms: number };
+    const { modules, ms, names } = JSON.parse(probe) as { modules: number; ms: number; names: string[] };
+    // Bundled, the classes and factories still say what they are (in stack traces and errors).
+    expect(names).toEqual(['OptionsError', 'HttpProblem', 'MemoryStore', 'webhookReceiver']);
     console.log(
       `install budget: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB on disk (du); require('service-webhooks'): ${modules} modules, ${ms.toFixed(0)} ms`,
     );
