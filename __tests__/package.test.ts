@@ -178,6 +178,43 @@ describe('the packed tarball', () => {
     });
   }, 180_000);
 
+  it('type-checks its middleware in an Express 4 app, with Express 4 types and skipLibCheck false', () => {
+    const dir = app('ts-express4-app', { type: 'commonjs' }, [
+      'express@4',
+      '@types/express@4',
+      '@types/node@22',
+    ]);
+    writeFileSync(
+      path.join(dir, 'index.ts'),
+      `import express = require('express');
+import { bearerAuth, challengeHandshake, createEventRouter, dispatchEvent, problemHandler, readCloudEvent, webhookReceiver } from 'service-webhooks';
+const router = createEventRouter().on('ag.access_pass.issued', (event) => void event.data.id);
+const app = express();
+app.use('/webhooks', webhookReceiver({ bearerTokens: ['t'], router }));
+app.post('/steps', challengeHandshake(), bearerAuth({ tokens: ['t'] }), readCloudEvent(), dispatchEvent(router));
+app.use(problemHandler());
+export = app;
+`,
+    );
+    writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'commonjs',
+          // As `tsc --init` writes it: zod's own declarations need it under skipLibCheck false.
+          esModuleInterop: true,
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+        },
+        files: ['index.ts'],
+      }),
+    );
+    run('node', [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], dir);
+  }, 180_000);
+
   it('loads service-webhooks/metrics by require and by import, with prom-client as its peer', () => {
     const dir = app('metrics-app', { type: 'commonjs' }, ['prom-client@15']);
     const record =
