@@ -37,6 +37,11 @@ beforeAll(async () => {
   built = await builtPackage();
 }, 180_000);
 
+/** Directories this file made, removed when it ends. */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
@@ -54,6 +59,7 @@ describe('README "Local development"', () => {
 
   it('runs as written: the app gets the event, listen prints each attempt, resend is a duplicate', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sw-local-dev-'));
+    made.push(dir);
     fs.writeFileSync(path.join(dir, 'app.js'), blocks('js')[0] as string);
     const port = await freePort();
     // The README's port, 3000, becomes a free one; `listen` gets --port 0 so its emulator never collides.

@@ -43,8 +43,10 @@ beforeAll(async () => {
   built = await builtPackage();
 }, 180_000);
 
+const configs: string[] = [];
 beforeEach(() => {
   const config = fs.mkdtempSync(path.join(os.tmpdir(), 'sw-cli-config-'));
+  configs.push(config);
   env = { ...built.env, SERVICE_WEBHOOKS_CONFIG_DIR: config, NO_COLOR: '' };
   delete env.SERVICE_BASE_URL;
   delete env.SERVICE_ACCOUNT_ID;
@@ -54,6 +56,7 @@ beforeEach(() => {
 afterEach(async () => {
   await Promise.all(running.splice(0).map((cli) => cli.interrupt()));
   await Promise.all(closers.splice(0).map((close) => close()));
+  for (const config of configs.splice(0)) fs.rmSync(config, { recursive: true, force: true });
 });
 
 describe('service-webhooks emulator', () => {

@@ -28,7 +28,7 @@ describeBrowser('the web console in a real Chromium', () => {
   };
 
   beforeAll(async () => {
-    process.stdout.write(`web console screenshots: ${shots}\n`);
+    if (process.env.SW_KEEP_SCREENSHOTS === '1') process.stdout.write(`web console screenshots: ${shots}\n`);
     const app = express();
     const router = createEventRouter().on(
       'ag.access_pass.issued',
@@ -53,6 +53,8 @@ describeBrowser('the web console in a real Chromium', () => {
     await closeBrowser?.();
     await emulator?.close();
     await closeApp?.();
+    // Kept for a look only when asked (SW_KEEP_SCREENSHOTS=1): a test leaves nothing behind.
+    if (process.env.SW_KEEP_SCREENSHOTS !== '1') fs.rmSync(shots, { recursive: true, force: true });
   });
 
   it('shows the verified webhook, live', async () => {

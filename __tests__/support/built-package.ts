@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -35,12 +34,16 @@ function sourceHash(): string {
  * dist/ needed beforehand, as on a clean clone in CI), once per source version: test files share it.
  */
 export async function builtPackage(): Promise<BuiltPackage> {
-  const cache = path.join(os.tmpdir(), `service-webhooks-build-${sourceHash()}`);
+  // In the repository's node_modules/.cache, where build tools keep theirs: not in the temp folder,
+  // where each source version would leave one behind.
+  const cacheRoot = path.join(ROOT, 'node_modules', '.cache', 'service-webhooks-build');
+  fs.mkdirSync(cacheRoot, { recursive: true });
+  const cache = path.join(cacheRoot, sourceHash());
   const modules = path.join(cache, 'node_modules');
   const pkg = path.join(modules, 'service-webhooks');
   const bin = path.join(pkg, 'dist', 'cli', 'bin.js');
   if (!fs.existsSync(bin)) {
-    const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'service-webhooks-staging-'));
+    const staging = fs.mkdtempSync(path.join(cacheRoot, 'staging-'));
     const outDir = path.join(staging, 'node_modules', 'service-webhooks', 'dist');
     // The bundles, as `npm run build` makes them (tsup, tsup.config.ts); declarations are not needed.
     const tsup = path.join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js');
