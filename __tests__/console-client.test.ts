@@ -321,6 +321,13 @@ describe('ConsoleClient validation, before any request', () => {
     expect(error.message).toMatch(/^\[service-webhooks\] ConsoleClient\.createWebhook: /);
   });
 
+  it('names the catalogue type a misspelled subscription meant', async () => {
+    const error = (await client
+      .createWebhook({ ...good, subscribedEvents: ['ag.access_pass.isued'] } as never)
+      .catch((e: unknown) => e)) as ConsoleValidationError;
+    expect(error.message).toMatch(/"ag\.access_pass\.isued" \(did you mean "ag\.access_pass\.issued"\?\)/);
+  });
+
   it.each([
     ['perPage 101', { perPage: 101 }, 'perPage'],
     ['perPage 0', { perPage: 0 }, 'perPage'],

@@ -1,5 +1,6 @@
 import { checkOptionKeys } from '../check-option-keys';
-import { isEventType } from '../events/catalogue';
+import { didYouMean } from '../did-you-mean';
+import { EVENT_TYPES, isEventType } from '../events/catalogue';
 import { ConsoleValidationError } from './console-errors';
 import type { CreateWebhookInput } from './console-wire';
 
@@ -28,7 +29,12 @@ export function checkCreateInput(input: CreateWebhookInput): void {
     throw new ConsoleValidationError(
       method,
       'subscribedEvents',
-      `has types outside the catalogue: ${unknown.join(', ')}`,
+      `has types outside the catalogue: ${unknown
+        .map((type) => {
+          const hint = typeof type === 'string' ? didYouMean(type, EVENT_TYPES) : undefined;
+          return `${JSON.stringify(type)}${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`;
+        })
+        .join(', ')}`,
     );
   }
 }
