@@ -14,11 +14,11 @@ describe('the demo app /metrics', () => {
 
     const scraped = await request(demo.app).get('/metrics').expect(200);
     expect(scraped.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
-    const deliveries = 'service_webhooks_deliveries_total';
+    const deliveries = 'service_webhooks_requests_total';
     expect(scraped.text).toContain(`${deliveries}{type="ag.access_pass.issued",outcome="processed"} 1`);
     expect(scraped.text).toContain(`${deliveries}{type="ag.access_pass.issued",outcome="duplicate"} 1`);
     expect(scraped.text).toContain(`${deliveries}{type="none",outcome="rejected"} 1`);
-    expect(scraped.text).toContain('service_webhooks_in_flight 0');
+    expect(scraped.text).toContain('service_webhooks_requests_in_flight 0');
     // The demo's own log still sees every delivery.
     expect(demo.log.map((entry) => entry.outcome)).toEqual(['processed', 'duplicate']);
   });

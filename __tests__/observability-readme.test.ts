@@ -56,7 +56,7 @@ describe('the README Observability section', () => {
       const scraped = await request(app).get('/metrics').expect(200);
       expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
       expect(scraped.text).toContain(
-        'service_webhooks_deliveries_total{type="ag.access_pass.issued",outcome="unhandled"} 1',
+        'service_webhooks_requests_total{type="ag.access_pass.issued",outcome="unhandled"} 1',
       );
     } finally {
       register.clear();

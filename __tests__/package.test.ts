@@ -240,9 +240,9 @@ export = app;
     );
     for (const text of [required, imported]) {
       expect(text).toContain(
-        'service_webhooks_deliveries_total{type="ag.access_pass.issued",outcome="processed"} 1',
+        'service_webhooks_requests_total{type="ag.access_pass.issued",outcome="processed"} 1',
       );
-      expect(text).toContain('service_webhooks_in_flight 0');
+      expect(text).toContain('service_webhooks_requests_in_flight 0');
     }
   }, 180_000);
 

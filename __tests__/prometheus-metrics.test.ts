@@ -93,7 +93,7 @@ describe('prometheusMetrics', () => {
 
     const text = await scrape();
     const deliveries = (type: string, outcome: string) =>
-      sample(text, 'service_webhooks_deliveries_total', { type, outcome });
+      sample(text, 'service_webhooks_requests_total', { type, outcome });
     expect(deliveries('ag.access_pass.issued', 'processed')).toBe(1);
     expect(deliveries('ag.access_pass.issued', 'duplicate')).toBe(1);
     expect(deliveries('none', 'rejected')).toBe(1);
@@ -105,19 +105,26 @@ describe('prometheusMetrics', () => {
     expect([problems('invalid-token'), problems('handler-failed'), problems('store-unavailable')]).toEqual([
       1, 1, 1,
     ]);
-    // Handlers ran for the processed and the failed delivery only.
-    const handlerCount = sample(text, 'service_webhooks_handler_duration_seconds_count', {
-      type: 'ag.access_pass.issued',
-    });
-    expect(handlerCount).toBe(2);
+    // Handlers ran for the processed and the failed delivery only, each counted under its outcome.
+    const handlerCount = (outcome: string) =>
+      sample(text, 'service_webhooks_handler_duration_seconds_count', {
+        type: 'ag.access_pass.issued',
+        outcome,
+      });
+    expect([handlerCount('processed'), handlerCount('failed'), handlerCount('duplicate')]).toEqual([
+      1,
+      1,
+      undefined,
+    ]);
     expect(
       sample(text, 'service_webhooks_handler_duration_seconds_bucket', {
         type: 'ag.access_pass.issued',
+        outcome: 'failed',
         le: '+Inf',
       }),
-    ).toBe(2);
+    ).toBe(1);
     expect(sample(text, 'service_webhooks_store_errors_total')).toBe(1);
-    expect(sample(text, 'service_webhooks_in_flight')).toBe(0);
+    expect(sample(text, 'service_webhooks_requests_in_flight')).toBe(0);
     expect(text).toMatch(/# TYPE service_webhooks_handler_duration_seconds histogram/);
   });
 
@@ -140,13 +147,13 @@ describe('prometheusMetrics', () => {
     let inFlight = 0;
     for (let i = 0; i < 100 && inFlight !== 1; i++) {
       await sleep(20);
-      inFlight = sample(await scrape(), 'service_webhooks_in_flight') ?? 0;
+      inFlight = sample(await scrape(), 'service_webhooks_requests_in_flight') ?? 0;
     }
     expect(inFlight).toBe(1);
     open();
     slowGate = undefined;
     expect((await slow).status).toBe(200);
-    expect(sample(await scrape(), 'service_webhooks_in_flight')).toBe(0);
+    expect(sample(await scrape(), 'service_webhooks_requests_in_flight')).toBe(0);
   });
 
   it('takes a prefix and buckets', async () => {
@@ -154,15 +161,19 @@ describe('prometheusMetrics', () => {
     await door.send(delivery(issued('evt_p')));
     const text = await scrape();
     expect(
-      sample(text, 'shop_hooks_deliveries_total', { type: 'ag.access_pass.issued', outcome: 'processed' }),
+      sample(text, 'shop_hooks_requests_total', { type: 'ag.access_pass.issued', outcome: 'processed' }),
     ).toBe(1);
     expect(
-      sample(text, 'shop_hooks_handler_duration_seconds_bucket', { type: 'ag.access_pass.issued', le: '30' }),
+      sample(text, 'shop_hooks_handler_duration_seconds_bucket', {
+        type: 'ag.access_pass.issued',
+        outcome: 'processed',
+        le: '30',
+      }),
     ).toBe(1);
     expect(text).not.toContain('service_webhooks_');
   });
 
-  it('never lets in_flight go below zero when a record comes without a start', async () => {
+  it('never lets requests_in_flight go below zero when a record comes without a start', async () => {
     const registry = new Registry();
     const metrics = prometheusMetrics({ registry });
     metrics({
@@ -177,7 +188,7 @@ describe('prometheusMetrics', () => {
       handlerMs: null,
       attempt: null,
     });
-    expect(sample(await registry.metrics(), 'service_webhooks_in_flight')).toBe(0);
+    expect(sample(await registry.metrics(), 'service_webhooks_requests_in_flight')).toBe(0);
   });
 
   it('shares its metrics between receivers on one registry, and refuses a name taken by another metric', async () => {
@@ -186,11 +197,11 @@ describe('prometheusMetrics', () => {
     const second = prometheusMetrics({ registry });
     first.onRequestStart();
     second.onRequestStart();
-    expect(sample(await registry.metrics(), 'service_webhooks_in_flight')).toBe(2);
+    expect(sample(await registry.metrics(), 'service_webhooks_requests_in_flight')).toBe(2);
     const taken = new Registry();
-    new Counter({ name: 'app_deliveries_total', help: 'mine', registers: [taken] });
+    new Counter({ name: 'app_requests_total', help: 'mine', registers: [taken] });
     expect(() => prometheusMetrics({ registry: taken, prefix: 'app_' })).toThrow(
-      /prometheusMetrics: could not register the metrics .*app_deliveries_total.*; choose another prefix or registry/,
+      /prometheusMetrics: could not register the metrics .*app_requests_total.*; choose another prefix or registry/,
     );
   });
 

@@ -16,7 +16,7 @@ export interface PrometheusMetricsOptions {
   buckets?: readonly number[];
 }
 
-/** An `onDelivery` for every adapter; its `onRequestStart` keeps `in_flight` (the receiver calls it). */
+/** An `onDelivery` for every adapter; its `onRequestStart` keeps `requests_in_flight` (the receiver calls it). */
 export type PrometheusMetrics = DeliveryListener & {
   onRequestStart(): void;
   onBookkeeping(event: BookkeepingEvent): void;
@@ -25,7 +25,7 @@ export type PrometheusMetrics = DeliveryListener & {
 interface Metrics {
   deliveries: Counter<'type' | 'outcome'>;
   problems: Counter<'problem'>;
-  handlerSeconds: Histogram<'type'>;
+  handlerSeconds: Histogram<'type' | 'outcome'>;
   inFlight: Gauge;
   storeErrors: Counter;
   bookkeeping: Counter<'event'>;
@@ -62,7 +62,7 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
   try {
     return {
       deliveries: new Counter({
-        name: `${prefix}deliveries_total`,
+        name: `${prefix}requests_total`,
         help: 'Requests to the webhook receiver, by event type (other: not in the catalogue; none: refused before it was read) and outcome.',
         labelNames: ['type', 'outcome'],
         registers,
@@ -75,13 +75,13 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
       }),
       handlerSeconds: new Histogram({
         name: `${prefix}handler_duration_seconds`,
-        help: 'How long the handlers of a delivery ran before it was answered, by event type.',
-        labelNames: ['type'],
+        help: 'How long the handlers of a delivery ran before it was answered, by event type and outcome (processed, failed, timeout, ...).',
+        labelNames: ['type', 'outcome'],
         ...(buckets === undefined ? {} : { buckets }),
         registers,
       }),
       inFlight: new Gauge({
-        name: `${prefix}in_flight`,
+        name: `${prefix}requests_in_flight`,
         help: 'Requests the webhook receiver is handling now.',
         registers,
       }),
@@ -127,7 +127,8 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
     metrics.deliveries.inc({ type, outcome: record.outcome });
     if (record.problem !== null)
       metrics.problems.inc({ problem: SLUG.test(record.problem) ? record.problem : 'other' });
-    if (record.handlerMs !== null) metrics.handlerSeconds.observe({ type }, record.handlerMs / 1000);
+    if (record.handlerMs !== null)
+      metrics.handlerSeconds.observe({ type, outcome: record.outcome }, record.handlerMs / 1000);
     if (record.outcome === 'store-unavailable') metrics.storeErrors.inc();
     if (open > 0) {
       open--;
