@@ -30,3 +30,19 @@ export class DeliveryContext implements HandlerContext {
     this.#controller?.abort(reason);
   }
 }
+
+const NOT_A_RESPONSE = (method: string) =>
+  function notAResponse(): never {
+    throw new TypeError(
+      `[service-webhooks] ctx.${method}() does not exist: handlers do not write the answer. A handler is (event, ctx); return to acknowledge the event, throw RetryLater (or any error) to have the Service send it again.`,
+    );
+  };
+
+// A handler written as Express's (req, res) calls res.status(…) or res.send(…) on the context: it
+// gets this message instead of "res.status is not a function". Not enumerable, not in the types.
+for (const method of ['status', 'send', 'json', 'sendStatus', 'end', 'set', 'writeHead']) {
+  Object.defineProperty(DeliveryContext.prototype, method, {
+    value: NOT_A_RESPONSE(method),
+    enumerable: false,
+  });
+}
