@@ -27,7 +27,7 @@ export interface ReceiverOptions extends DispatchEventOptions {
   /** `'strict'` (400 on a broken per-type rule) or `'lenient'` (accept and log). Defaults to `'strict'`. */
   validation?: ValidationMode;
   /** Any subset of `{ debug, info, warn, error }` (console and pino fit), or `false`. Defaults to the console. */
-  logger?: Logger | false;
+  logger?: Logger | false | undefined;
   /** Require a valid bearer token on the handshake too. Defaults to `false`. */
   requireTokenOnHandshake?: boolean;
   /** How long a request body may take to arrive before a 408. Defaults to `10_000` ms. */
