@@ -350,8 +350,8 @@ export = app;
     expect(analysis.problems).toEqual([]);
   }, 180_000);
 
-  it('type-checks in a TypeScript app without Express and without skipLibCheck', () => {
-    const dir = app('no-express-ts-app', { type: 'module' }, ['@types/node@22']);
+  it('type-checks in a TypeScript app without Express and without skipLibCheck, under TypeScript 5.9 and 7', () => {
+    const dir = app('no-express-ts-app', { type: 'module' }, ['@types/node@22', 'typescript@7']);
     writeFileSync(
       path.join(dir, 'index.mts'),
       `import http from 'node:http';
@@ -378,5 +378,8 @@ export { fetchHandler };
     );
     expect(() => run('node', ['-p', "require.resolve('@types/express/package.json')"], dir)).toThrow();
     run('node', [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], dir);
+    // And under TypeScript 7, the app's own (the published types promise both).
+    expect(run('npx', ['--no-install', 'tsc', '--version'], dir)).toMatch(/^Version 7\./);
+    run('npx', ['--no-install', 'tsc', '-p', '.'], dir);
   }, 180_000);
 });
