@@ -9,10 +9,12 @@ import {
   OptionsError,
   problemHandler,
   webhookReceiver,
+  type CertificateSource,
   type ReceiverOptions,
 } from 'service-webhooks';
 import { buildEvent, DELIVERY_HEADERS, type TestCertificate } from 'service-webhooks/testing';
 import { captureLogger } from './support/capture-logger';
+import { DOORS } from './support/doors';
 import { fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
 
 let f: MtlsFixtures;
@@ -258,5 +260,67 @@ describe('clientCertificateAuth (the Express step)', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('forged proxy headers through every door (XFCC smuggling, ALB passthrough beside a verified leaf)', () => {
+  const hash = (pem: string) => fingerprintOf(pem).replace(/:/g, '').toLowerCase();
+  /** The element Envoy appends for the certificate it verified. */
+  const envoy = (pem: string) =>
+    `By=spiffe://proxy.test;Hash=${hash(pem)};Cert="${encodeURIComponent(pem)}";Subject="CN=proxied"`;
+  /** A client's own element holding the Service's certificate, its last quote left open. */
+  const smuggled = () =>
+    `Hash=${hash(f.certs.client.cert)};Cert="${encodeURIComponent(f.certs.client.cert)}";X="`;
+  const alb = (pem: string) =>
+    encodeURIComponent(pem).replace(/%2B/g, '+').replace(/%3D/g, '=').replace(/%2F/g, '/');
+  const xfcc = (value: () => string) => () => ({ 'x-forwarded-client-cert': value() });
+  const rows: [string, CertificateSource, number, () => Record<string, string>][] = [
+    [
+      "an open quote swallowing Envoy's element",
+      'x-forwarded-client-cert',
+      403,
+      xfcc(() => `${smuggled()},${envoy(f.stranger.cert)}`),
+    ],
+    [
+      'the same sent as two header lines, joined',
+      'x-forwarded-client-cert',
+      403,
+      xfcc(() => `${smuggled()}, ${envoy(f.stranger.cert)}`),
+    ],
+    [
+      "the proxy's element after a forged one",
+      'x-forwarded-client-cert',
+      200,
+      xfcc(() => `${envoy(f.stranger.cert)},${envoy(f.certs.client.cert)}`),
+    ],
+    [
+      'a forged ALB passthrough beside a verified leaf',
+      'aws-alb',
+      403,
+      () => ({
+        'x-amzn-mtls-clientcert': alb(f.certs.client.cert),
+        'x-amzn-mtls-clientcert-leaf': alb(f.stranger.cert),
+      }),
+    ],
+  ];
+  describe.each(DOORS.map((door) => [door.name, door] as const))('%s', (_name, door) => {
+    it.each(rows)('%s (%s) → %d', async (_row, from, status, headers) => {
+      const { handled, options } = receiverOptions({
+        mtls: { from, fingerprints: [fingerprintOf(f.certs.client.cert)] },
+      });
+      const open = await door.open(options);
+      try {
+        const event = buildEvent('ag.access_pass.issued');
+        const answer = await open.send({
+          headers: { ...DELIVERY_HEADERS, ...headers() },
+          body: JSON.stringify(event),
+        });
+        expect(answer.status).toBe(status);
+        // A refusal is never an acknowledgement: no handler ran.
+        expect(handled).toEqual(status === 200 ? [event.id] : []);
+      } finally {
+        await open.close();
+      }
+    });
   });
 });
