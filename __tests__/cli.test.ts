@@ -7,6 +7,7 @@ import { signPayload } from 'service-webhooks/console';
 import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli, type CliRun } from './support/cli-process';
 import { listen } from './support/listen';
+import { freePort } from './support/server-binary';
 
 let built: BuiltPackage;
 let env: NodeJS.ProcessEnv;
@@ -209,6 +210,26 @@ describe('service-webhooks listen, trigger, resend, events', () => {
     );
   }, 30_000);
 
+  it('finds the running emulator in every command: listen attaches to it, webhooks list reads it', async () => {
+    const port = String(await freePort());
+    const emulator = start('emulator', '--port', port, '--json');
+    const { url } = JSON.parse(await emulator.waitFor(/^\{/)) as { url: string };
+    const token = (await run('listen', '--print-token')).stdout[0] as string;
+    const app = await customerApp(token);
+    // No --emulator: the emulator on the port is attached to instead of "port in use".
+    const listener = start('listen', '--forward-to', app.url, '--port', port);
+    await listener.waitFor(/verified/);
+    expect(listener.lines).toContain(`Attached to the emulator already running at ${url}`);
+    // No --emulator and no SERVICE_BASE_URL: the same emulator, as trigger and events find it.
+    const list = await run('webhooks', 'list', '--json');
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout.join('\n'))).toEqual(
+      expect.arrayContaining([expect.objectContaining({ url: app.url, verified: true })]),
+    );
+    expect(await listener.interrupt()).toBe(0);
+    expect(await emulator.interrupt()).toBe(0);
+  }, 30_000);
+
   it('takes --layout B and --duplicate from a second process', async () => {
     const token = (await run('listen', '--print-token')).stdout[0] as string;
     const app = await customerApp(token);
@@ -230,6 +251,13 @@ describe('service-webhooks listen, trigger, resend, events', () => {
 });
 
 describe('usage and failures', () => {
+  it('prints the package version with --version', async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(await run('--version')).toMatchObject({ code: 0, stdout: [version] });
+  });
+
   it.each<[string[], RegExp]>([
     [
       ['trigger', 'ag.acess_pass.issued'],

@@ -11,8 +11,13 @@ import { createOutput } from './output';
 /** Exit codes: 0 ok, 1 the command failed, 2 it was called wrong. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
+/** The package's version, from its package.json (bundled into the CLI at build). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a JSON file outside lib/'s rootDir
+const { version: VERSION } = require('../../package.json') as { version: string };
+
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('service-webhooks')
+    .version(VERSION, '-V, --version', 'print the version of service-webhooks')
     .description(
       "The local loop for the Service's webhooks: an emulator, listen, trigger, and the console API.",
     )

@@ -7,6 +7,7 @@ import { CliFailure, UsageError } from '../cli-errors';
 import { stableToken, writeState } from '../config-store';
 import { EmulatorClient } from '../emulator-client';
 import { selectEvents } from '../event-selection';
+import { emulatorAnswers } from '../emulator-target';
 import { emulatorOptions, startEmulator, type EmulatorFlags } from './emulator-command';
 
 const NAME = 'service-webhooks listen';
@@ -57,8 +58,15 @@ export function listenCommand(ctx: CliContext): Command {
       const url = checkForwardTo(flags.forwardTo);
       const events = selectEvents(flags.events);
       let own: Emulator | undefined;
-      if (flags.emulator === undefined) own = await startEmulator(ctx, flags);
-      const client = new EmulatorClient((flags.emulator ?? (own as Emulator).url).replace(/\/+$/, ''));
+      // An emulator already running on the port (`service-webhooks emulator`) is attached to, not fought.
+      let attach = flags.emulator;
+      const local = `http://127.0.0.1:${flags.port}`;
+      if (attach === undefined && flags.port !== '0' && (await emulatorAnswers(local))) {
+        attach = local;
+        if (!flags.json) ctx.out.line(ctx.out.dim(`Attached to the emulator already running at ${local}`));
+      }
+      if (attach === undefined) own = await startEmulator(ctx, flags);
+      const client = new EmulatorClient((attach ?? (own as Emulator).url).replace(/\/+$/, ''));
       writeState({ emulatorUrl: client.url, layout: flags.layout }, ctx.env);
       const stale = (await client.state()).webhooks.filter((w) => w.name === NAME && w.url === url);
       for (const webhook of stale) await client.remove(webhook.id);

@@ -3,6 +3,7 @@ import { ConsoleClient } from '../../console';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
 import { EmulatorClient } from '../emulator-client';
+import { discoverEmulator } from '../emulator-target';
 import { selectEvents } from '../event-selection';
 
 interface Credentials {
@@ -13,22 +14,30 @@ interface Credentials {
   json?: boolean;
 }
 
-/** A console client from flags, else `SERVICE_*` variables, or for the emulator its own account. */
+/**
+ * A console client: the Service when its credentials are given (flags, else `SERVICE_*` variables),
+ * else the emulator found as every command finds it (`--emulator`, `$SERVICE_WEBHOOKS_EMULATOR`, the
+ * one last started), with its own account.
+ */
 async function consoleClient(ctx: CliContext, flags: Credentials): Promise<ConsoleClient> {
-  if (flags.emulator !== undefined) {
-    const emulator = new EmulatorClient(flags.emulator.replace(/\/+$/, ''));
-    return new ConsoleClient({ baseUrl: emulator.url, ...(await emulator.account()) });
-  }
   const baseUrl = flags.baseUrl ?? ctx.env.SERVICE_BASE_URL;
   const accountId = flags.accountId ?? ctx.env.SERVICE_ACCOUNT_ID;
   const secretKey = flags.secretKey ?? ctx.env.SERVICE_SECRET_KEY;
+  const emulatorUrl =
+    flags.emulator !== undefined || !baseUrl ? discoverEmulator(ctx, flags.emulator) : undefined;
+  if (emulatorUrl !== undefined) {
+    const emulator = new EmulatorClient(emulatorUrl.replace(/\/+$/, ''));
+    return new ConsoleClient({ baseUrl: emulator.url, ...(await emulator.account()) });
+  }
   const missing = [
     baseUrl ? '' : 'SERVICE_BASE_URL (--base-url)',
     accountId ? '' : 'SERVICE_ACCOUNT_ID (--account-id)',
     secretKey ? '' : 'SERVICE_SECRET_KEY (--secret-key)',
   ].filter(Boolean);
   if (missing.length > 0)
-    throw new UsageError(`set ${missing.join(', ')}, or pass --emulator <url> to use the emulator`);
+    throw new UsageError(
+      `set ${missing.join(', ')}, or start the emulator (\`service-webhooks emulator\`) or pass --emulator <url> to use it`,
+    );
   return new ConsoleClient({
     baseUrl: baseUrl as string,
     accountId: accountId as string,
