@@ -5,6 +5,7 @@ import { UsageError } from '../cli-errors';
 import { readState } from '../config-store';
 import { emulatorTarget } from '../emulator-target';
 import { eventType } from '../event-selection';
+import { checkTriggerData } from '../check-trigger-data';
 import { parseSets } from '../set-fields';
 
 interface TriggerFlags {
@@ -37,6 +38,7 @@ export function triggerCommand(ctx: CliContext): Command {
         throw new UsageError(`--duplicate must be a whole number from 0 to 100 (got "${flags.duplicate}")`);
       const layout = flags.layout ?? readState(ctx.env).layout ?? 'A';
       const { data, id } = parseSets(type, layout, flags.set);
+      checkTriggerData(type, layout, data);
       const client = emulatorTarget(ctx, flags.emulator);
       const triggered = await client.trigger({ type, layout, data, ...(id === undefined ? {} : { id }) });
       for (let i = 0; i < duplicates; i++) await client.resend(triggered.event.id);
