@@ -56,8 +56,14 @@ describe('the demo app', () => {
   }, 120_000);
 
   it('runDemo reports every type in both layouts, and the emulator web console is its dashboard', async () => {
-    const run = await runDemo();
+    const handled: string[] = [];
+    const run = await runDemo({
+      logger: { info: (_meta: unknown, line: string) => void handled.push(line) },
+    });
     try {
+      // Each line says only what its event carries: no field its layout lacks shown as null or unknown.
+      expect(handled.length).toBeGreaterThanOrEqual(54);
+      expect(handled.filter((line) => /\bnull\b|\bunknown\b|\bundefined\b| —/.test(line))).toEqual([]);
       expect(run.problems).toEqual([]);
       expect(run.ok).toBe(true);
       expect(new Set(run.rows.map((r) => `${r.type}/${r.layout}`)).size).toBe(54);

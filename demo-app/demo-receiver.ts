@@ -37,8 +37,11 @@ export interface DemoReceiver {
 
 function describe(event: AnyWebhookEvent): string {
   const { data } = event;
+  // Layout B carries the pass id and the credential, not the holder or the state: say only what came.
   if (event.type.startsWith('ag.access_pass.'))
-    return `pass ${data.id} (${data.full_name ?? 'holder unknown'}), state ${data.state ?? '—'}`;
+    return event.layout === 'B'
+      ? `pass ${data.id}${data.details?.card_number ? `, card ${data.details.card_number}` : ''}`
+      : `pass ${data.id} (${data.full_name}), state ${data.state}`;
   if (event.type.startsWith('ag.account_balance.'))
     return `balance ${data.current_balance} < threshold ${data.threshold}`;
   return `${data.card_template_id ?? data.landing_page_id ?? data.credential_profile_id ?? data.hid_org_id ?? 'no id'}`;
@@ -77,11 +80,24 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
       succeeded(event, `template ${event.data.card_template_id} (${event.data.protocol})`);
     })
     .on('ag.card_template_pair.*', (event) =>
-      succeeded(event, `pair of ${event.data.card_templates?.length ?? 0} templates`),
+      succeeded(
+        event,
+        event.data.card_templates === null
+          ? `template pair with ${event.data.card_template_id}` // layout B names one template only
+          : `pair of ${event.data.card_templates.length} templates`,
+      ),
     )
     .on('ag.landing_page.*', (event) => succeeded(event, `landing page ${event.data.landing_page_id}`))
     .on('ag.credential_profile.*', (event) => succeeded(event, `profile ${event.data.credential_profile_id}`))
-    .on('ag.hid_org.*', (event) => succeeded(event, `HID org ${event.data.hid_org_id}`))
+    .on('ag.hid_org.*', (event) =>
+      succeeded(
+        event,
+        // Layout B has no hid_org_id (spec 2.4): it names the organization instead.
+        event.data.hid_org_id === null
+          ? `HID org of ${event.data.organization_name}`
+          : `HID org ${event.data.hid_org_id}`,
+      ),
+    )
     .on('ag.account_balance.low', (event) => succeeded(event, describe(event)))
     // A warning for people, not a command: tell whoever owns the mTLS pins to add the next
     // certificate's pin beside the current one before the date; never pin from the event itself.

@@ -90,10 +90,22 @@ export function defaultLayoutAData(type: EventType | string): Record<string, unk
         threshold: 100,
         amount_below_threshold: 57.5,
       };
+    case 'webhook':
+      // What the emulator sends about its own client certificate (the spec does not show this data).
+      return {
+        certificate_fingerprint:
+          'A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:90:A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:90',
+        certificate_subject: 'CN=service-webhooks client',
+        expires_at: new Date(Date.now() + 14 * DAY).toISOString(),
+        days_remaining: 14,
+        metadata: {},
+      };
     default:
       return { metadata: {} };
   }
 }
+
+const DAY = 24 * 60 * 60 * 1000;
 
 /** Layout A fields layout B carries under the same name (spec 2.4). */
 export const LAYOUT_B_KEPT = [
@@ -113,6 +125,8 @@ export const LAYOUT_B_KEPT = [
 export function toLayoutBData(type: string, a: Record<string, unknown>): Record<string, unknown> {
   const b: Record<string, unknown> = {};
   for (const field of LAYOUT_B_KEPT) if (a[field] != null) b[field] = a[field];
+  // The spec shows neither layout of this type's data: the same fields in both.
+  if (familyOf(type) === 'webhook') return { ...a };
   if (familyOf(type) !== 'access_pass') return b;
   b.access_pass_id = a.id;
   if (type.startsWith('ag.access_pass.devices.')) {
