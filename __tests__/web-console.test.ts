@@ -17,6 +17,7 @@ describeBrowser('the web console in a real Chromium', () => {
   let closeApp: () => Promise<void>;
   let closeBrowser: () => Promise<void>;
   let page: Page;
+  let context: { newPage(): Promise<Page> };
   const handled: string[] = [];
   const shots = fs.mkdtempSync(path.join(os.tmpdir(), 'service-webhooks-web-console-'));
   let step = 0;
@@ -47,6 +48,7 @@ describeBrowser('the web console in a real Chromium', () => {
     const launched = await browser.launch();
     closeBrowser = launched.close;
     page = await launched.context.newPage();
+    context = launched.context;
   }, 60_000);
 
   afterAll(async () => {
@@ -121,5 +123,29 @@ describeBrowser('the web console in a real Chromium', () => {
     const event = page.locator('[data-testid="event"][data-type="ag.account_balance.low"]');
     await expect(event.locator('.badge').textContent()).resolves.toBe('no verified webhook receives it');
     await shoot('unreceived');
+  });
+
+  it('paints the webhooks, account and events that exist at first paint, before any script runs', async () => {
+    const first = await context.newPage();
+    try {
+      // The console's script never loads: what shows is what the server rendered.
+      await first.route('**/_console/console.js', (route) => route.abort());
+      await first.goto(`${emulator.url}/`);
+      await shoot('first-paint');
+      const row = first.locator('[data-testid^="webhook-wh_"]');
+      await expect(row.count()).resolves.toBe(1);
+      await expect(row.locator('td.yes').textContent()).resolves.toBe('yes');
+      await expect(first.locator('#account-id').textContent()).resolves.toBe(emulator.account.accountId);
+      await expect(first.locator('#api-url').textContent()).resolves.toBe(emulator.url);
+      await expect(first.locator('[data-testid="events"]').textContent()).resolves.toContain(
+        'ag.access_pass.issued',
+      );
+      await expect(first.getByText('No webhook yet').count()).resolves.toBe(0);
+      await expect(first.getByText('No event yet').count()).resolves.toBe(0);
+    } finally {
+      await first.close();
+    }
+    const icon = await fetch(`${emulator.url}/favicon.ico`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml; charset=utf-8']);
   });
 });

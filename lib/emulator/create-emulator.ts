@@ -138,7 +138,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   const emulator = new Emulator(server, account, resolved, logger);
   watchCertificateExpiry(emulator, resolved.tls);
   local = localOnly(Number(new URL(emulator.url).port));
-  routers = [webConsole(), controlApi(emulator), consoleApi(emulator.backend)];
+  routers = [webConsole(emulator), controlApi(emulator), consoleApi(emulator.backend)];
   return emulator;
 }
 

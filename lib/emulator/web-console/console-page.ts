@@ -10,6 +10,7 @@ export const CONSOLE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>service-webhooks emulator</title>
 <link rel="stylesheet" href="/_console/console.css">
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 </head>
 <body>
 <header>

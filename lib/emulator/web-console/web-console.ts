@@ -1,5 +1,8 @@
+import type { Emulator } from '../emulator';
+import { emulatorState } from '../emulator-state';
 import { EmulatorRouter, sendText } from '../emulator-router';
-import { CONSOLE_CSS, CONSOLE_HTML } from './console-page';
+import { firstPaint } from './first-paint';
+import { CONSOLE_CSS } from './console-page';
 import { CONSOLE_JS } from './console-script';
 
 const SECURITY_HEADERS = {
@@ -9,12 +12,21 @@ const SECURITY_HEADERS = {
     "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
 };
 
-/** The web console at the emulator's root: one page, its stylesheet and its script. */
-export function webConsole(): EmulatorRouter {
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="6" fill="#2563eb"/></svg>';
+
+/** The web console at the emulator's root: one page (its state rendered in), its stylesheet and script. */
+export function webConsole(emulator: Emulator): EmulatorRouter {
   const serve = (type: string, body: string) => (_req: unknown, res: Parameters<typeof sendText>[0]) =>
     sendText(res, 200, type, body, SECURITY_HEADERS);
-  return new EmulatorRouter()
-    .get('/', serve('text/html', CONSOLE_HTML))
-    .get('/_console/console.css', serve('text/css', CONSOLE_CSS))
-    .get('/_console/console.js', serve('text/javascript', CONSOLE_JS));
+  return (
+    new EmulatorRouter()
+      .get('/', (_req, res) =>
+        sendText(res, 200, 'text/html', firstPaint(emulatorState(emulator)), SECURITY_HEADERS),
+      )
+      // Browsers ask for it on their own; an icon of nothing, not a 404 in the console's network log.
+      .get('/favicon.ico', (_req, res) => sendText(res, 200, 'image/svg+xml', FAVICON, SECURITY_HEADERS))
+      .get('/_console/console.css', serve('text/css', CONSOLE_CSS))
+      .get('/_console/console.js', serve('text/javascript', CONSOLE_JS))
+  );
 }
