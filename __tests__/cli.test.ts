@@ -167,6 +167,10 @@ describe('service-webhooks listen, trigger, resend, events', () => {
     }[];
     expect(events[0]?.event.id).toBe(eventId);
     expect(events[0]?.deliveries.map((d) => d.state)).toEqual(['acknowledged', 'acknowledged']);
+    // Shown as one webhook with two deliveries, not as the same webhook twice.
+    const listed = (await run('events')).stdout.find((line) => line.includes(eventId)) as string;
+    expect(listed).toMatch(/: acknowledged ×2 \(2 deliveries, 2 attempts\)/);
+    expect(listed.match(/wh_[0-9a-f]+:/g)).toHaveLength(1);
 
     const notSubscribed = await run('trigger', 'ag.hid_org.created');
     expect(notSubscribed).toMatchObject({ code: 0 });

@@ -113,6 +113,10 @@ describeBrowser('the web console in a real Chromium', () => {
     await expect(again.locator('[data-testid="answer-body"]').nth(1).textContent()).resolves.toContain(
       '"status": "duplicate"',
     );
+    // One badge for the webhook, counting both deliveries, not two identical badges.
+    const badges = again.locator('[data-testid="delivery-badge"]');
+    await expect(badges.count()).resolves.toBe(1);
+    await expect(badges.first().textContent()).resolves.toMatch(/: acknowledged ×2$/);
     expect(handled).toEqual(['Ada Lovelace']);
     await shoot('duplicate');
   });

@@ -7,6 +7,46 @@ export interface EventView {
   event: DeliveryEnvelope;
   deliveries: Omit<DeliveryRecord, 'envelope'>[];
   attempts: AttemptRecord[];
+  /**
+   * The deliveries grouped by webhook: a resend is a second delivery of the same event to the same
+   * webhook, shown as one row with its count and outcomes, not as a second webhook.
+   */
+  webhooks: WebhookDeliveries[];
+}
+
+export interface WebhookDeliveries {
+  webhookId: string;
+  /** Deliveries of this event to this webhook (more than one after a resend). */
+  deliveries: number;
+  /** How many of them ended (or stand) in each state, in the order first seen. */
+  states: Record<string, number>;
+  /** Attempts across those deliveries. */
+  attempts: number;
+}
+
+/** One line for a webhook's deliveries of an event: `acknowledged`, or `acknowledged ×2`, `failed ×1, …`. */
+export function deliveriesText(group: WebhookDeliveries): string {
+  const states = Object.entries(group.states)
+    .map(([state, n]) => (group.deliveries === 1 ? state : `${state} ×${n}`))
+    .join(', ');
+  return `${states} (${group.deliveries === 1 ? '' : `${group.deliveries} deliveries, `}${group.attempts} attempt${group.attempts === 1 ? '' : 's'})`;
+}
+
+function byWebhook(deliveries: readonly Omit<DeliveryRecord, 'envelope'>[]): WebhookDeliveries[] {
+  const groups = new Map<string, WebhookDeliveries>();
+  for (const d of deliveries) {
+    const group = groups.get(d.webhookId) ?? {
+      webhookId: d.webhookId,
+      deliveries: 0,
+      states: {},
+      attempts: 0,
+    };
+    group.deliveries++;
+    group.states[d.state] = (group.states[d.state] ?? 0) + 1;
+    group.attempts += d.attempts;
+    groups.set(d.webhookId, group);
+  }
+  return [...groups.values()];
 }
 
 export interface EmulatorState {
@@ -27,12 +67,14 @@ export const withoutKey = ({
 
 /** One event with its deliveries and attempts. */
 export function eventView(emulator: Emulator, event: DeliveryEnvelope): EventView {
+  const deliveries = emulator.deliveries
+    .filter((d) => d.eventId === event.id)
+    .map(({ envelope: _e, ...delivery }) => delivery);
   return {
     event,
-    deliveries: emulator.deliveries
-      .filter((d) => d.eventId === event.id)
-      .map(({ envelope: _e, ...delivery }) => delivery),
+    deliveries,
     attempts: emulator.attempts.filter((a) => a.eventId === event.id),
+    webhooks: byWebhook(deliveries),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
+import { deliveriesText } from '../../emulator/emulator-state';
 import { emulatorTarget } from '../emulator-target';
 
 interface Flags {
@@ -39,8 +40,8 @@ export function eventsCommand(ctx: CliContext): Command {
       const events = (await emulatorTarget(ctx, flags.emulator).state()).events.slice(0, limit);
       if (flags.json) return ctx.out.json(events);
       if (events.length === 0) return ctx.out.line('No event yet.');
-      for (const { event, deliveries, attempts } of events) {
-        const states = deliveries.map((d) => `${d.webhookId}: ${d.state} after ${d.attempts} attempt(s)`);
+      for (const { event, webhooks, attempts } of events) {
+        const states = webhooks.map((w) => `${w.webhookId}: ${deliveriesText(w)}`);
         const last = attempts.at(-1);
         ctx.out.line(
           `${event.time.slice(11, 19)}  ${event.type}  [${event.id}]  ${states.join(', ') || 'no verified webhook'}${last ? `  last answer ${last.status ?? last.error}` : ''}`,

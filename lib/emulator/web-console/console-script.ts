@@ -66,8 +66,11 @@ export const CONSOLE_JS = String.raw`'use strict';
   }
   function renderEvent(view) {
     var e = view.event;
-    var badges = view.deliveries.map(function (d) {
-      return el('span', { className: 'badge ' + d.state, text: d.webhookId + ': ' + d.state });
+    // One badge per webhook: a resend is another delivery to the same webhook, counted, not repeated.
+    var badges = view.webhooks.map(function (w) {
+      var states = Object.keys(w.states);
+      var text = states.map(function (s) { return w.deliveries > 1 ? s + ' ×' + w.states[s] : s; }).join(', ');
+      return el('span', { className: 'badge ' + states[states.length - 1], 'data-testid': 'delivery-badge', text: w.webhookId + ': ' + text });
     });
     if (badges.length === 0) badges = [el('span', { className: 'badge dropped', text: 'no verified webhook receives it' })];
     var resend = el('button', { type: 'button', className: 'secondary', 'data-testid': 'resend', text: 'Resend' });
