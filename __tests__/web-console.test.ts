@@ -129,6 +129,27 @@ describeBrowser('the web console in a real Chromium', () => {
     await shoot('unreceived');
   });
 
+  it('lines the attempt columns up from event to event, and keeps Resend on the event line', async () => {
+    emulator.emit('ag.hid_org.created', {});
+    const withAttempts = page.locator('[data-testid="event"]:has([data-testid="attempt-status"])');
+    // Three attempts in all: the issued event's two deliveries and the new one's.
+    await page.locator('[data-testid="event"] [data-testid="attempt-status"]').nth(2).waitFor();
+    await shoot('columns');
+    const status = async (i: number) =>
+      (await withAttempts.nth(i).locator('[data-testid="attempt-status"]').first().boundingBox())?.x;
+    expect(await withAttempts.count()).toBeGreaterThanOrEqual(2);
+    expect(await status(0)).toBeDefined();
+    expect(await status(0)).toBe(await status(1));
+    const head = withAttempts.first().locator('.event-head');
+    const [line, button] = [
+      await head.locator('strong').first().boundingBox(),
+      await head.locator('[data-testid="resend"]').boundingBox(),
+    ];
+    expect(
+      Math.abs((button?.y ?? 0) + (button?.height ?? 0) / 2 - ((line?.y ?? 0) + (line?.height ?? 0) / 2)),
+    ).toBeLessThan(8);
+  });
+
   it('paints the webhooks, account and events that exist at first paint, before any script runs', async () => {
     const first = await context.newPage();
     try {

@@ -69,6 +69,12 @@ button { background: #2563eb; color: #fff; border: 0; border-radius: 4px; cursor
 button.secondary { background: #e5e7eb; color: #111827; }
 .event { background: #fff; border-radius: 6px; padding: .6rem .8rem; margin: 0 0 .6rem; }
 .event-head { display: flex; gap: .8rem; align-items: center; flex-wrap: wrap; }
+.event-head button { margin-left: auto; white-space: nowrap; flex: none; }
+/* Every event's attempts table has the same columns at the same widths, so they line up down the page. */
+table.attempts { table-layout: fixed; margin-top: .4rem; }
+table.attempts td:nth-child(1) { width: 11rem; } table.attempts td:nth-child(2) { width: 12rem; }
+table.attempts td:nth-child(3) { width: 6rem; } table.attempts td:nth-child(4) { width: 6rem; }
+table.attempts td:nth-child(5) { width: auto; overflow-wrap: anywhere; } table.attempts td:nth-child(6) { width: 7rem; }
 .event-head strong { font-size: 14px; }
 details summary { cursor: pointer; color: #2563eb; margin-top: .3rem; }
 #live.on { color: #86efac; } #live.off { color: #fca5a5; }

@@ -80,7 +80,7 @@ export const CONSOLE_JS = String.raw`'use strict';
       if (a.attempt === 1) deliveries[a.webhookId] = (deliveries[a.webhookId] || 0) + 1;
       return attemptRow(a, 'answer-' + e.id + '-' + i, deliveries[a.webhookId] || 1);
     });
-    var attempts = el('table', {}, [el('tbody', {}, rows)]);
+    var attempts = el('table', { className: 'attempts' }, [el('tbody', {}, rows)]);
     return el('div', { className: 'event', 'data-testid': 'event', 'data-event-id': e.id, 'data-type': e.type }, [
       el('div', { className: 'event-head' }, [
         el('strong', { text: e.type }), el('code', { text: e.id }),
