@@ -1,5 +1,6 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { eventBody, TOKEN } from './bench-events';
@@ -12,9 +13,25 @@ export interface LoadResult {
   non2xx: number;
   notProcessed: number;
   cpuMicrosPerRequest: number;
+  /** The user-space share of it (the rest is the kernel's: mostly the socket reads and writes). */
+  userMicrosPerRequest: number;
 }
 
 const CONNECTIONS = 32;
+/** On a 2-core machine the server gets one core and the load generator the other, every round alike. */
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+
+/** `taskset` where it exists (util-linux); elsewhere the scheduler decides, as before. */
+function pin(pid: number | undefined, cpu: number): void {
+  if (pid === undefined || os.cpus().length < 2) return;
+  spawnSync('taskset', ['-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
+/** Pins this process, the load generator, away from the servers' core. */
+export function pinLoadGenerator(): void {
+  pin(process.pid, LOAD_CPU);
+}
 let sequence = 0;
 
 function message<T>(child: ChildProcess, test: (m: unknown) => boolean): Promise<T> {
@@ -42,11 +59,17 @@ function headersFor(kind: Kind, body: string): Record<string, string> {
   return { 'content-type': 'application/cloudevents+json; charset=utf-8', authorization: `Bearer ${TOKEN}` };
 }
 
-async function run(url: string, kind: Kind, seconds: number, counts: { notProcessed: number }) {
+/** Loads `url` for `seconds`, or with exactly `amount` requests when given as `{ amount }`. */
+export async function run(
+  url: string,
+  kind: Kind,
+  length: number | { amount: number },
+  counts: { notProcessed: number },
+) {
   return autocannon({
     url,
     connections: CONNECTIONS,
-    duration: seconds,
+    ...(typeof length === 'number' ? { duration: length } : { amount: length.amount }),
     requests: [
       {
         method: 'POST',
@@ -74,6 +97,7 @@ export async function loadRound(
     env: { ...process.env, ...env },
     stdio: 'inherit',
   });
+  pin(child.pid, SERVER_CPU);
   try {
     const { port } = await message<{ port: number }>(
       child,
@@ -85,7 +109,7 @@ export async function loadRound(
     child.send('start');
     const result = await run(url, kind, seconds, counts);
     child.send('stop');
-    const cpu = await message<{ cpuMicros: number; requests: number }>(
+    const cpu = await message<{ cpuMicros: number; userMicros: number; requests: number }>(
       child,
       (m) => typeof (m as { cpuMicros?: number }).cpuMicros === 'number',
     );
@@ -96,6 +120,7 @@ export async function loadRound(
       non2xx: result.non2xx,
       notProcessed: counts.notProcessed,
       cpuMicrosPerRequest: cpu.cpuMicros / Math.max(1, cpu.requests),
+      userMicrosPerRequest: cpu.userMicros / Math.max(1, cpu.requests),
     };
   } finally {
     child.send('exit');

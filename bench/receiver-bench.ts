@@ -2,6 +2,7 @@
 // ratios from the same run (this machine is noisy). Speed goals live here, never in a timed test.
 //   npm run bench -- --stages        µs per pipeline stage, in process
 //   npm run bench -- --cold-start    import time of the main entry against @octokit/webhooks
+//   npm run bench -- --instructions  instructions per request under callgrind, ours vs octokit
 //   npm run bench -- --rounds 5 --seconds 5
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { KINDS, type Kind } from './bench-server';
 import { coldStart } from './cold-start';
-import { loadRound, type LoadResult } from './load-round';
+import { instructionRatio } from './instructions';
+import { loadRound, pinLoadGenerator, type LoadResult } from './load-round';
 import { memoryOverEvents, pipelineMicros, stageMicros } from './stages';
 
 const args = process.argv.slice(2);
@@ -59,6 +61,15 @@ async function stages(): Promise<void> {
     console.log(`  ${stage.padEnd(32)} ${fmt(micros, 2).padStart(7)}`);
 }
 
+async function instructionsReport(): Promise<void> {
+  const counted = await instructionRatio();
+  if (counted === undefined) return void console.log('instructions: valgrind is not installed');
+  const { ours, octokit } = counted;
+  console.log(
+    `user-space instructions per request (callgrind, after a warm-up): createNodeHandler ${fmt(ours / 1000)}k vs octokit createNodeMiddleware ${fmt(octokit / 1000)}k = ${fmt(ours / octokit, 3)}×`,
+  );
+}
+
 function coldStartReport(): boolean {
   const { oursMs, octokitMs, modules } = coldStart();
   const ratio = oursMs / octokitMs;
@@ -71,8 +82,12 @@ function coldStartReport(): boolean {
 async function main(): Promise<void> {
   if (args.includes('--stages')) return stages();
   if (args.includes('--cold-start')) return void coldStartReport();
-  const rounds = flag('--rounds', 3);
-  const seconds = flag('--seconds', 4);
+  if (args.includes('--instructions')) return instructionsReport();
+  // Many short alternating rounds: a ratio is the median of pairs measured seconds apart, so a burst
+  // of other work on the machine moves one pair, not the verdict.
+  const rounds = flag('--rounds', 7);
+  const seconds = flag('--seconds', 3);
+  pinLoadGenerator();
   const redis = await startRedis();
   // --only <text>: just the receivers whose name contains it (e.g. --only node), for a quick A/B.
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
@@ -109,12 +124,12 @@ async function main(): Promise<void> {
   console.log(
     `\n${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ${rounds} rounds of ${seconds} s, 32 connections, distinct event ids, ~1.5 KB bodies; medians:`,
   );
-  console.log('| receiver | req/s | p99 ms | non-2xx | not processed | server CPU µs/req |');
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log('| receiver | req/s | p99 ms | non-2xx | not processed | server CPU µs/req | of it user |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const [kind, list] of results) {
     const m = (f: (r: LoadResult) => number) => median(list.map(f));
     console.log(
-      `| ${kind} | ${fmt(m((r) => r.reqPerSec))} | ${fmt(m((r) => r.p99Ms))} | ${list.reduce((s, r) => s + r.non2xx, 0)} | ${list.reduce((s, r) => s + r.notProcessed, 0)} | ${fmt(m((r) => r.cpuMicrosPerRequest))} |`,
+      `| ${kind} | ${fmt(m((r) => r.reqPerSec))} | ${fmt(m((r) => r.p99Ms))} | ${list.reduce((s, r) => s + r.non2xx, 0)} | ${list.reduce((s, r) => s + r.notProcessed, 0)} | ${fmt(m((r) => r.cpuMicrosPerRequest))} | ${fmt(m((r) => r.userMicrosPerRequest))} |`,
     );
   }
   const pipeline = await pipelineMicros();
