@@ -1,7 +1,6 @@
-import { MAX_FIELD_ERRORS, type FieldError } from '../events/invalid-event-error';
+import { MAX_FIELD_ERRORS, type FieldError as ProblemFieldError } from '../events/invalid-event-error';
 
-/** One rule a request broke, named by the field it concerns. */
-export type ProblemFieldError = FieldError;
+export type { FieldError as ProblemFieldError } from '../events/invalid-event-error';
 
 export interface HttpProblemInit {
   status: number;

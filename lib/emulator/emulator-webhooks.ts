@@ -11,8 +11,11 @@ export const publicView = ({ accountId: _a, ...webhook }: StoredWebhook): Emulat
 
 /** The emulator's webhooks and who hears of their changes; {@link Emulator} adds events and deliveries. */
 export class EmulatorWebhooks {
+  /** The console API account: its id and secret key sign requests to {@link url}. */
   readonly account: ConsoleAccount;
+  /** @internal */
   protected readonly registry: WebhookRegistry;
+  /** @internal */
   protected readonly feed: ChangeFeed;
 
   constructor(account: ConsoleAccount, attemptTimeoutMs: number, logger: ResolvedLogger, tls?: EmulatorTls) {
@@ -75,7 +78,10 @@ export class EmulatorWebhooks {
     return webhook && publicView(webhook);
   }
 
-  /** The console API's view of this emulator. */
+  /**
+   * The console API's view of this emulator.
+   * @internal
+   */
   get backend(): ConsoleBackend {
     return consoleBackend(this.account, this.registry);
   }

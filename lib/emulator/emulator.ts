@@ -34,7 +34,10 @@ export class Emulator extends EmulatorWebhooks {
   readonly #logger: ResolvedLogger;
   readonly #events = new Map<string, DeliveryEnvelope>();
 
-  /** Use {@link createEmulator}. */
+  /**
+   * Use {@link createEmulator}, which starts the server this needs.
+   * @internal
+   */
   constructor(
     server: http.Server,
     account: ConsoleAccount,
