@@ -54,7 +54,14 @@ export class EmulatorWebhooks {
   }
 
   /** Spec 4.4: 200 when already verified; otherwise 202 and the challenge is sent again. */
-  verifyWebhook(id: string): { id: string; verified: boolean; status: 200 | 202 } {
+  verifyWebhook(id: string): {
+    /** The webhook's id. */
+    id: string;
+    /** Whether it was already verified. */
+    verified: boolean;
+    /** 200: already verified; 202: the challenge is being sent again. */
+    status: 200 | 202;
+  } {
     return this.registry.verify(id);
   }
 
@@ -65,14 +72,17 @@ export class EmulatorWebhooks {
     return publicView(webhook);
   }
 
+  /** Deletes a webhook: no more deliveries go to it. False when there was none with this id. */
   deleteWebhook(id: string): boolean {
     return this.registry.remove(id);
   }
 
+  /** Every registered webhook, oldest first. */
   listWebhooks(): EmulatedWebhook[] {
     return this.registry.all().map(publicView);
   }
 
+  /** The webhook with this id, or undefined. */
   getWebhook(id: string): EmulatedWebhook | undefined {
     const webhook = this.registry.find(id);
     return webhook && publicView(webhook);
