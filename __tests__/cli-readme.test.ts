@@ -7,11 +7,7 @@ import readline from 'node:readline';
 import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli, type CliRun } from './support/cli-process';
 
-const README = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
-const section = README.slice(
-  README.indexOf('\n## Local development\n'),
-  README.indexOf('\n## A local Service'),
-);
+const section = fs.readFileSync(path.join(__dirname, '..', 'docs', 'local-development.md'), 'utf8');
 const blocks = (lang: string) =>
   [...section.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] as string);
 /** A block's command lines, comments and blank lines left out. */
@@ -46,7 +42,7 @@ afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-describe('README "Local development"', () => {
+describe('the guide "Local development" (docs/local-development.md)', () => {
   it('shows the app and the three terminals: app, listen, trigger', () => {
     expect(blocks('js')).toHaveLength(1);
     const terminals = blocks('sh');
@@ -62,7 +58,7 @@ describe('README "Local development"', () => {
     made.push(dir);
     fs.writeFileSync(path.join(dir, 'app.js'), blocks('js')[0] as string);
     const port = await freePort();
-    // The README's port, 3000, becomes a free one; `listen` gets --port 0 so its emulator never collides.
+    // The guide's port, 3000, becomes a free one; `listen` gets --port 0 so its emulator never collides.
     const local = (line: string) => line.replace(/3000/g, String(port));
     const env: NodeJS.ProcessEnv = {
       ...built.env,

@@ -124,10 +124,10 @@ describeWithNginx('mTLS terminated by a real nginx', () => {
   });
 });
 
-describe("the README's nginx configuration", () => {
+describe("the mTLS guide's nginx configuration (docs/mtls.md)", () => {
   it('is the server block this suite runs, with other paths', () => {
-    const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
-    const block = /### Behind nginx[\s\S]*?```nginx\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const guide = readFileSync(path.join(__dirname, '..', 'docs', 'mtls.md'), 'utf8');
+    const block = /\n## Behind nginx\n[\s\S]*?```nginx\n([\s\S]*?)```/.exec(guide)?.[1] ?? '';
     const directives = (text: string) =>
       text
         .split('\n')

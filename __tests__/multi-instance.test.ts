@@ -16,7 +16,7 @@ function expectTheProof(figures: ProofFigures, chaos: readonly string[]): void {
     ackedBeforeSuccess: figures.ackedBeforeSuccess,
     unacknowledged: figures.unacknowledged,
   }).toEqual({ ackedBeforeSuccess: [], unacknowledged: [] });
-  // An event may run twice only in the window the README states (a markDone whose background
+  // An event may run twice only in the window docs/many-instances.md states (a markDone whose background
   // retries all failed); every fault here is shorter than those retries, so none may be given up.
   expect({ notExactlyOnce: figures.notExactlyOnce, markDoneGivenUp: figures.markDoneGivenUp }).toEqual({
     notExactlyOnce: [],

@@ -10,19 +10,14 @@ import * as metrics from '../lib/metrics';
 import { deliverEvent } from '../lib/testing';
 
 const ROOT = path.join(__dirname, '..');
-const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const SECTION = (() => {
-  const start = README.indexOf('\n## Observability\n');
-  const end = README.indexOf('\n## ', start + 1);
-  return README.slice(start, end === -1 ? undefined : end);
-})();
+const SECTION = readFileSync(path.join(ROOT, 'docs', 'observability.md'), 'utf8');
 const BLOCKS = [...SECTION.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
 
-describe('the README Observability section', () => {
-  // Its blocks are type-checked with every other README block, in readme.test.ts.
+describe('the Observability guide (docs/observability.md)', () => {
+  // Its blocks are type-checked with every other block of the docs, in readme.test.ts.
   it('has the record, OpenTelemetry and Prometheus examples', () => {
     expect(BLOCKS).toHaveLength(3);
-    expect(SECTION).toContain('### OpenTelemetry traces');
+    expect(SECTION).toContain('\n## OpenTelemetry traces\n');
     expect(SECTION).toContain('scrape_configs:');
     expect(SECTION.match(/- alert: /g)).toHaveLength(3);
   });

@@ -3,47 +3,49 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import request from 'supertest';
-import { parseBlocks, runBlocks, typeErrors, type Block } from './support/readme-blocks';
+import { allBlocks, docFiles, parseBlocks, runBlocks, typeErrors, type Block } from './support/readme-blocks';
 import { deliverEvent, sendHandshake } from 'service-webhooks/testing';
 
 const ROOT = path.join(__dirname, '..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
-const BLOCKS = parseBlocks(README);
+const BLOCKS = allBlocks();
 const blockIn = (heading: string, nth = 0): Block => {
   const block = BLOCKS.filter((b) => b.heading === heading)[nth];
   if (block === undefined) throw new Error(`no ts block under "${heading}"`);
   return block;
 };
 
-describe('every ts block of the README', () => {
+describe('every ts block of the README and of docs/*.md', () => {
   let errors: Map<string, string[]>;
   beforeAll(() => {
     errors = typeErrors(BLOCKS);
   }, 120_000);
 
-  it('is found, with its markers understood', () => {
+  it('is found, with its markers understood, in the README and in the guides', () => {
     expect(BLOCKS.length).toBeGreaterThanOrEqual(8);
     expect(new Set(BLOCKS.map((b) => b.file)).size).toBe(BLOCKS.length);
+    expect(BLOCKS.filter((b) => b.doc === 'README.md').length).toBeGreaterThanOrEqual(1);
+    expect(new Set(BLOCKS.map((b) => b.doc)).size).toBeGreaterThanOrEqual(8);
   });
 
-  it.each(BLOCKS.map((b) => [`${b.line}`, b.heading, b] as const))(
-    'the block at line %s (%s) type-checks under strict + noUncheckedIndexedAccess + exactOptionalPropertyTypes',
+  it.each(BLOCKS.map((b) => [`${b.doc}:${b.line}`, b.heading, b] as const))(
+    'the block at %s (%s) type-checks under strict + noUncheckedIndexedAccess + exactOptionalPropertyTypes',
     (_line, _heading, block) => {
       expect(errors.get(block.file)).toEqual([]);
     },
   );
 });
 
-describe('the README Redis examples can be copied one at a time', () => {
+describe('the Redis examples can be copied one at a time', () => {
   const clients = BLOCKS.filter((b) => /createClient\(|new Redis\(/.test(b.code));
 
   it('finds them', () => {
     expect(clients.length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(clients.map((b) => [`${b.line}`, b] as const))(
-    'the block at line %s uses one client and listens for its errors',
+  it.each(clients.map((b) => [`${b.doc}:${b.line}`, b] as const))(
+    'the block at %s uses one client and listens for its errors',
     (_line, block) => {
       // One client per block: copying a block needs one package and opens one connection.
       expect(/from 'redis'/.test(block.code) && /from 'ioredis'/.test(block.code)).toBe(false);
@@ -78,6 +80,7 @@ describe('the type check itself', () => {
       /unknown readme-test word "runn"/,
     );
     expect(() => parseBlocks('```typescript\nx\n```')).toThrow(/write ```ts/);
+    expect(() => parseBlocks('\n```tsx\nx\n```', 'docs/guide.md')).toThrow(/^docs\/guide\.md:2: write ```ts/);
   });
 });
 
@@ -86,6 +89,18 @@ describe('the README runs', () => {
     const firstScreen = README.split('\n').slice(0, 20).join('\n');
     expect(firstScreen).toContain('npm install && npm run demo');
     expect(firstScreen).toContain('npm test');
+  });
+
+  it('is what a newcomer reads first, at most 400 lines; the guides are in docs/', () => {
+    expect(README.split('\n').length).toBeLessThanOrEqual(400);
+  });
+
+  it('lists every guide of docs/ under "Guides", each once', () => {
+    const start = README.indexOf('\n## Guides\n');
+    expect(start).toBeGreaterThan(-1);
+    const list = README.slice(start, README.indexOf('\n## ', start + 1));
+    const linked = [...list.matchAll(/^- \[[^\]]+\]\((docs\/[^)#]+\.md)\)/gm)].map((m) => m[1]);
+    expect([...linked].sort()).toEqual(docFiles().filter((doc) => doc !== 'README.md'));
   });
 
   it('runs the quick-start example as written', async () => {
@@ -147,7 +162,7 @@ describe('the README runs', () => {
   });
 });
 
-describe('the README options examples run', () => {
+describe('the options examples (docs/options.md) run', () => {
   const heading = '`webhookReceiver(options)`';
 
   it('reads tokens from a file through a function, cached for 30 s, and follows a rotation', async () => {
@@ -198,7 +213,7 @@ describe('the README options examples run', () => {
   });
 });
 
-describe('the README testing example is complete, and is what runs', () => {
+describe('the testing example (docs/testing.md) is complete, and is what runs', () => {
   const body = (text: string) =>
     text
       .split('\n')
@@ -218,8 +233,8 @@ describe('the README testing example is complete, and is what runs', () => {
     expect(example.code).toContain("from '../src/app'");
     const test = readFileSync(path.join(__dirname, 'testing.test.ts'), 'utf8');
     const region = test.slice(
-      test.indexOf('// README:start') + '// README:start'.length,
-      test.indexOf('// README:end'),
+      test.indexOf('// docs/testing.md:start') + '// docs/testing.md:start'.length,
+      test.indexOf('// docs/testing.md:end'),
     );
     expect(body(example.code)).toBe(body(region));
   });

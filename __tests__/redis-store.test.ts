@@ -10,7 +10,7 @@ import { receiverOn } from './support/store-receiver';
 
 const HOUR = 60 * 60 * 1000;
 
-/** Clients wired as the README shows: fail fast while Redis is away, reconnect by themselves. */
+/** Clients wired as docs/many-instances.md shows: fail fast while Redis is away, reconnect by themselves. */
 async function nodeRedis(port: number, live: boolean) {
   const client = createClient({
     url: `redis://127.0.0.1:${port}`,

@@ -10,8 +10,8 @@ import {
 import { createApp } from './fixtures/user-app';
 import { parseBlocks, typeErrors } from './support/readme-blocks';
 
-describe('the README example, as a user writes it', () => {
-  // README:start
+describe('the docs/testing.md example, as a user writes it', () => {
+  // docs/testing.md:start
   // The token this app is built with in tests; the test kit sends it as the Service sends the real one.
   // logger: false keeps the expected refusals (the wrong-token test) out of jest's output.
   const token = 'test-token';
@@ -47,7 +47,7 @@ describe('the README example, as a user writes it', () => {
   test('the handshake is echoed', async () => {
     await sendHandshake(app, { path: '/webhooks', challenge: 'abc' }).expect(200, { challenge: 'abc' });
   });
-  // README:end
+  // docs/testing.md:end
 });
 
 describe('buildEvent', () => {

@@ -7,16 +7,15 @@ import * as library from '../lib';
 import * as consoleClient from '../lib/console';
 import { createEmulator, type Emulator } from '../lib/emulator';
 
-const README = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+const GUIDE = readFileSync(path.join(__dirname, '..', 'docs', 'zero-to-verified.md'), 'utf8');
 
-/** The README's "From zero to verified" block, compiled and loaded as a user's module would be. */
+/** The guide's "From zero to verified" block, compiled and loaded as a user's module would be. */
 function readmeSteps(): {
   fromZeroToVerified(
     setup: Record<string, unknown>,
   ): Promise<{ webhookId: string; received: string[]; close(): void }>;
 } {
-  const section = README.slice(README.indexOf('\n## From zero to verified\n'));
-  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  const code = /```ts\n([\s\S]*?)```/.exec(GUIDE)?.[1];
   if (code === undefined) throw new Error('no ts block under "From zero to verified"');
   const { outputText } = ts.transpileModule(code, {
     compilerOptions: {
@@ -44,7 +43,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('README: from zero to verified', () => {
+describe('docs/zero-to-verified.md: from zero to verified', () => {
   let emulator: Emulator;
   let dir: string;
   beforeAll(async () => {

@@ -69,7 +69,7 @@ export {
 } from './events/event-router';
 export type { ClaimResult, IdempotencyStore, KeyState } from './idempotency/idempotency-store';
 export { MemoryStore, type MemoryStoreOptions } from './idempotency/memory-store';
-export type { Logger, LogLevel, ResolvedLogger } from './logger';
+export type { Logger, LogLevel, LogMethod, ResolvedLogger } from './logger';
 export { OptionsError, type OptionsErrorCode } from './options-error';
 export {
   clientCertificateAuth,

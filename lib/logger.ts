@@ -1,13 +1,16 @@
 import { OptionsError } from './options-error';
 
-type LogMethod = (meta: Record<string, unknown>, message: string) => void;
+/** One level of a {@link ResolvedLogger}: structured fields first, then the message. */
+export type LogMethod = (meta: Record<string, unknown>, message: string) => void;
 
 /**
  * Any object with some of `debug`, `info`, `warn`, `error`. Called pino-style, `(meta, message)`,
  * which both pino and `console` print usefully.
  */
 export type Logger = Partial<Record<LogLevel, (...args: never[]) => unknown>>;
+/** The four levels a {@link Logger} may have. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+/** A {@link Logger} with every level present (missing ones do nothing), each one contained. */
 export type ResolvedLogger = Record<LogLevel, LogMethod>;
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];

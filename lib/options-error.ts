@@ -16,6 +16,7 @@ export type OptionsErrorCode =
  * first request, so a misconfigured app fails at boot.
  */
 export class OptionsError extends TypeError {
+  /** Which option was wrong, as a stable code for programs: `ERR_SW_TOKENS`, `ERR_SW_LIMIT`, … */
   readonly code: OptionsErrorCode;
 
   constructor(code: OptionsErrorCode, where: string, message: string) {

@@ -15,7 +15,7 @@ export const describeWithNginx = describeWithServer(
 );
 
 /**
- * The server block the README shows: nginx terminates mTLS, verifies the client certificate against
+ * The server block docs/mtls.md shows: nginx terminates mTLS, verifies the client certificate against
  * the CA, and forwards it URL-escaped with the verification result. Paths are the test's own.
  */
 export function mtlsServerBlock(o: { port: number; upstreamPort: number; dir: string }): string {

@@ -1,10 +1,12 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.join(__dirname, '..', '..');
 
 /**
- * A ```ts block of the README. Every one is type-checked as a user's strict project would check it.
+ * A ```ts block of the README or of a guide in docs/. Every one is type-checked as a user's strict
+ * project would check it.
  * An HTML comment on the line before it (blank lines between are fine) says more:
  *
  *   <!-- readme-test: run -->               also run it here (service-webhooks resolved to lib/)
@@ -12,10 +14,13 @@ const ROOT = path.join(__dirname, '..', '..');
  *   <!-- readme-test: compile-only -->      the default, for blocks that need a server or a jest run
  *
  * Words combine: `<!-- readme-test: run file=src/app.ts -->`. A block without a `file` is
- * `readme-<line>.ts`, or `.mts` when it awaits at the top level (an ES module, as such code must be).
+ * `readme-<line>.ts` (`docs-<guide>-<line>.ts` in a guide), or `.mts` when it awaits at the top level
+ * (an ES module, as such code must be).
  */
 export interface Block {
-  /** README line of the opening fence, 1-based. */
+  /** The markdown file it is in, relative to the repository: `README.md`, `docs/testing.md`. */
+  doc: string;
+  /** Line of the opening fence in its file, 1-based. */
   line: number;
   heading: string;
   code: string;
@@ -25,7 +30,22 @@ export interface Block {
 
 const MARKER = /^<!--\s*readme-test:(.*?)-->$/;
 
-export function parseBlocks(markdown: string): Block[] {
+/** The README and every guide in docs/, README first: the markdown whose code blocks are checked. */
+export function docFiles(): string[] {
+  const guides = readdirSync(path.join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`);
+  return ['README.md', ...guides];
+}
+
+/** The blocks of every file of `docFiles()`, in that order. */
+export function allBlocks(): Block[] {
+  return docFiles().flatMap((doc) => parseBlocks(readFileSync(path.join(ROOT, doc), 'utf8'), doc));
+}
+
+export function parseBlocks(markdown: string, doc = 'README.md'): Block[] {
+  const prefix = doc === 'README.md' ? 'readme' : `docs-${path.basename(doc, '.md')}`;
   const lines = markdown.split('\n');
   const found: Block[] = [];
   let heading = '(top)';
@@ -37,7 +57,7 @@ export function parseBlocks(markdown: string): Block[] {
     while (end < lines.length && lines[end] !== '```') end++;
     const fence = line.slice(3).trim();
     if (/^(typescript|tsx?|mts|cts)$/.test(fence) && fence !== 'ts') {
-      throw new Error(`README.md:${i + 1}: write \`\`\`ts, not \`\`\`${fence}, so the block is checked`);
+      throw new Error(`${doc}:${i + 1}: write \`\`\`ts, not \`\`\`${fence}, so the block is checked`);
     }
     if (fence === 'ts') {
       let above = i - 1;
@@ -51,17 +71,18 @@ export function parseBlocks(markdown: string): Block[] {
         else if (word.startsWith('file=')) file = word.slice('file='.length);
         else if (word !== 'compile-only') {
           throw new Error(
-            `README.md:${above + 1}: unknown readme-test word "${word}" (run, file=…, compile-only)`,
+            `${doc}:${above + 1}: unknown readme-test word "${word}" (run, file=…, compile-only)`,
           );
         }
       }
       const topLevelAwait = /^(?!\s|\/\/).*\bawait\b/m.test(code);
       found.push({
+        doc,
         line: i + 1,
         heading,
         code,
         run,
-        file: file ?? `readme-${i + 1}.${topLevelAwait ? 'mts' : 'ts'}`,
+        file: file ?? `${prefix}-${i + 1}.${topLevelAwait ? 'mts' : 'ts'}`,
       });
     }
     i = end;
@@ -74,7 +95,7 @@ const VIRTUAL = path.join(ROOT, '.tmp', 'readme');
 
 /**
  * Type-checks blocks together, as files of one strict project with `service-webhooks` mapped to lib/
- * (the same types the built package declares). Errors are keyed by block file, with README lines.
+ * (the same types the built package declares). Errors are keyed by block file, with file and line.
  */
 export function typeErrors(blocks: readonly Block[]): Map<string, string[]> {
   const sources = new Map(blocks.map((b) => [path.join(VIRTUAL, b.file), b]));
@@ -110,16 +131,16 @@ export function typeErrors(blocks: readonly Block[]): Map<string, string[]> {
   const errors = new Map(blocks.map((b) => [b.file, [] as string[]]));
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const block = diagnostic.file && sources.get(path.resolve(diagnostic.file.fileName));
-    // Only the README's own code: lib/ is checked by the project's typecheck, with its own settings.
+    // Only the docs' own code: lib/ is checked by the project's typecheck, with its own settings.
     if (!block || !diagnostic.file) continue;
     const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
     const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    errors.get(block.file)?.push(`README.md:${block.line + 1 + line}: TS${diagnostic.code} ${text}`);
+    errors.get(block.file)?.push(`${block.doc}:${block.line + 1 + line}: TS${diagnostic.code} ${text}`);
   }
   return errors;
 }
 
-/** Runs `run` blocks in README order, each able to import an earlier one; returns each one's exports. */
+/** Runs `run` blocks in their order, each able to import an earlier one; returns each one's exports. */
 export function runBlocks(
   blocks: readonly Block[],
   expose: string[] = [],

@@ -3,6 +3,7 @@ import { OptionsError } from '../options-error';
 import { isLoopback } from './is-loopback';
 import type { SignedTarget } from './send-signed';
 
+/** Options of {@link ConsoleClient}; an unknown one throws, with a "did you mean". */
 export interface ConsoleClientOptions {
   /**
    * The Service's base URL, without `/v1/console/webhooks`. Required. `https:`, or `http:` only to

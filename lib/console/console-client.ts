@@ -19,6 +19,7 @@ import { webhookIdSegment } from './webhook-id-segment';
 export type { WaitUntilVerifiedOptions } from './wait-until-verified';
 export type { ConsoleClientOptions } from './console-client-options';
 
+/** Which page `listWebhooks` asks for. */
 export interface ListOptions {
   /** Defaults to `1`. */
   page?: number;
@@ -26,8 +27,11 @@ export interface ListOptions {
   perPage?: number;
 }
 
+/** The answer to `verifyWebhook`. */
 export interface VerifyResult {
+  /** The webhook's id. */
   id: string;
+  /** Whether it is verified now (a 202 resent the challenge: poll with `waitUntilVerified`). */
   verified: boolean;
   /** 200: already verified; 202: the challenge was (re)sent. */
   status: 200 | 202;
@@ -99,6 +103,7 @@ export class ConsoleClient {
     return { ...webhookFromWire(body as Record<string, unknown>), privateKey };
   }
 
+  /** Deletes a webhook: the Service stops delivering to it. Rejects with a `ConsoleApiError` when it does not exist. */
   async deleteWebhook(id: string): Promise<void> {
     await this.#request('DELETE', `${PATH}/${this.#id('deleteWebhook', id)}`);
   }

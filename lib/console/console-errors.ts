@@ -1,9 +1,12 @@
 /** The console API answered with an error status. */
 export class ConsoleApiError extends Error {
+  /** The HTTP status the API answered (a 3xx too: redirects are never followed). */
   readonly status: number;
   /** The parsed body (problem+json or whatever the API sent), or its text. */
   readonly body: unknown;
+  /** The request's method: `GET`, `POST`, `DELETE`. */
   readonly method: string;
+  /** The request's path, below `baseUrl`. */
   readonly path: string;
 
   constructor(method: string, path: string, status: number, body: unknown, explanation?: string) {
@@ -21,7 +24,9 @@ export class ConsoleApiError extends Error {
 
 /** The request never got an answer: a refused connection, a DNS failure, a timeout. */
 export class ConsoleNetworkError extends Error {
+  /** The request's method: `GET`, `POST`, `DELETE`. */
   readonly method: string;
+  /** The request's path, below `baseUrl`. */
   readonly path: string;
 
   constructor(method: string, path: string, reason: string, cause: unknown) {
@@ -36,6 +41,7 @@ export class ConsoleNetworkError extends Error {
 
 /** A call's arguments break a rule of the console API; raised before any request is sent. */
 export class ConsoleValidationError extends TypeError {
+  /** The argument that breaks the rule: `url`, `subscribedEvents`, `id`, … */
   readonly field: string;
 
   constructor(method: string, field: string, rule: string) {

@@ -1,14 +1,21 @@
 import type { EventType } from '../events/catalogue';
 
+/** How the Service authenticates deliveries to a webhook: a bearer token, or its TLS client certificate. */
 export type AuthMethod = 'bearer_token' | 'mtls';
 
 /** A webhook record (spec 2.5). Fields the spec does not show are optional. */
 export interface ConsoleWebhook {
+  /** The webhook's id, for `verifyWebhook`, `deleteWebhook` and `waitUntilVerified`. */
   id: string;
+  /** The name it was registered with. */
   name: string;
+  /** Whether its receiver echoed the handshake: only verified webhooks get deliveries. */
   verified: boolean;
+  /** Where deliveries go, when the Service says. */
   url?: string;
+  /** How deliveries authenticate, when the Service says; a value it adds later passes through. */
   authMethod?: AuthMethod | (string & {});
+  /** The event types it is subscribed to, when the Service says. */
   subscribedEvents?: string[];
 }
 
@@ -18,11 +25,15 @@ export interface CreatedWebhook extends ConsoleWebhook {
   privateKey: string;
 }
 
+/** What `createWebhook` registers; checked before anything is sent. */
 export interface CreateWebhookInput {
+  /** A name of your choice, not empty. */
   name: string;
+  /** Where deliveries go: https, or plain http only to localhost. */
   url: string;
   /** Defaults to `'bearer_token'`. */
   authMethod?: AuthMethod;
+  /** The event types to deliver, at least one, each from the catalogue. */
   subscribedEvents: readonly EventType[];
 }
 
@@ -35,11 +46,15 @@ export type NotAnArray =
  * `page.webhooks` and `iterateWebhooks()` (the type parameter exists only to say so).
  */
 export interface WebhookPage<_Hint extends NotAnArray = NotAnArray> {
+  /** The webhooks of this page. */
   webhooks: ConsoleWebhook[];
+  /** This page's number, from 1. */
   page: number;
+  /** The page size asked for (or the one the Service used, when it says). */
   perPage: number;
   /** From the response when it says; null when it does not. */
   totalCount: number | null;
+  /** How many pages there are, when the response says; null when it does not. */
   totalPages: number | null;
   /** Whether another page may follow. */
   hasMore: boolean;

@@ -1,6 +1,7 @@
 import type { ConsoleWebhook, WebhookPage } from './console-wire';
 import { walkPages } from './walk-pages';
 
+/** How long `waitUntilVerified` polls, and how often. */
 export interface WaitUntilVerifiedOptions {
   /** The whole wait, list requests included. Defaults to `30_000` ms. */
   timeoutMs?: number;

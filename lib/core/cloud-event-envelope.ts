@@ -102,7 +102,41 @@ export function fastEnvelope(body: Record<string, unknown>): CloudEventEnvelope 
   return body as CloudEventEnvelope;
 }
 
-export type CloudEventEnvelope = Z.output<ReturnType<typeof build>['envelope']>;
+/**
+ * A CloudEvents 1.0 envelope in the JSON format, as the receiver validated it (`null` optional
+ * attributes count as absent, as the JSON format allows); extension attributes pass through.
+ */
+export interface CloudEventEnvelope {
+  /** Always `'1.0'`. */
+  specversion: '1.0';
+  /** The event's id: with `source`, what a redelivery is recognised by. */
+  id: string;
+  /** Who sent it: `/service/<origin>` in layout A. */
+  source: string;
+  /** The event type: `ag.access_pass.issued`. */
+  type: string;
+  /** The media type of `data`, when sent. */
+  datacontenttype?: string | null | undefined;
+  /** Layout A's schema URL; absent in layout B. */
+  dataschema?: string | null | undefined;
+  /** The subject, when sent. */
+  subject?: string | null | undefined;
+  /** When it happened, an RFC 3339 timestamp, when sent. */
+  time?: string | null | undefined;
+  /** The event's data, as sent (before normalization). */
+  data?: unknown;
+  /** The data as base64, instead of `data`; never sent together with it. */
+  data_base64?: string | null | undefined;
+  /** Extension attributes: 1 to 20 lowercase letters or digits each. */
+  [extension: string]: unknown;
+}
+
+/** The interface says what the schema returns, no more and no less: the build fails if they drift. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const envelopeMatchesSchema: Same<
+  CloudEventEnvelope,
+  Z.output<ReturnType<typeof build>['envelope']>
+> = true;
 
 /** Extension names are checked by hand, counting them all but keeping only the first few. */
 function checkExtensionNames(body: Record<string, unknown>): void {

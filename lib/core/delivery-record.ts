@@ -17,10 +17,15 @@ export type DeliveryOutcome =
  * request ended are null: a 401 has no event id.
  */
 export interface DeliveryRecord {
+  /** null;|The CloudEvent `id`; null when the request was refused before its event was read (a 401, a 413, a broken envelope). */
   eventId: string | null;
+  /** null;|The event type as sent; null likewise. */
   type: string | null;
+  /** null;|The CloudEvent `source`; null likewise. */
   source: string | null;
+  /** null;|`'A'` or `'B'`; null likewise. */
   layout: Layout | null;
+  /** How the request ended: processed, duplicate, refused, failed, … */
   outcome: DeliveryOutcome;
   /** The HTTP status answered. */
   status: number;
@@ -40,6 +45,7 @@ export interface DeliveryRecord {
  * flight; every request announced so gets exactly one record. Both are read once, at construction.
  */
 export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
+  /** Called as each request enters the receiver, before anything is read; every request announced gets exactly one record. */
   onRequestStart?: () => unknown;
   /**
    * Called for what the idempotency store's bookkeeping did after an answer: a failed markDone that
@@ -49,7 +55,7 @@ export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
   onBookkeeping?: (event: BookkeepingEvent) => unknown;
 };
 
-/** What {@link DeliveryListener.onBookkeeping} is told. */
+/** What the `onBookkeeping` of a {@link DeliveryListener} is told. */
 export type BookkeepingEvent = 'mark-done-recovered' | 'mark-done-failed' | 'lease-lost';
 
 /** A record as it starts: nothing read yet, `rejected` until a later stage says otherwise. */

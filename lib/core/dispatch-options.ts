@@ -3,6 +3,7 @@ import { MemoryStore } from '../idempotency/memory-store';
 import type { Logger } from '../logger';
 import { OptionsError } from '../options-error';
 
+/** Options of {@link dispatchEvent}; the receiver takes the same ones. */
 export interface DispatchEventOptions {
   /**
    * How long the handlers may run before the delivery is answered 503 (the Service retries it). They

@@ -2,6 +2,7 @@ import type { Dispatcher } from './dispatcher';
 
 /** What `drain()` found: whether everything settled within its bound, and what was still running. */
 export interface DrainResult {
+  /** True when everything settled within the bound; false when the timeout came first. */
   drained: boolean;
   /** Requests still being read, checked or answered. */
   requests: number;

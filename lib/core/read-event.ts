@@ -10,6 +10,7 @@ import { HttpProblem } from './http-problem';
 import { decodeUtf8, fromParsedBody, parseJsonText } from './parse-json-body';
 import type { WebhookRequest } from './webhook-request';
 
+/** `'strict'` answers 400 to an event that breaks the spec's per-type rules 2–5; `'lenient'` accepts it and logs a warning. */
 export type ValidationMode = 'strict' | 'lenient';
 
 export interface EventReaderOptions {

@@ -6,8 +6,11 @@ import { ApiProblem } from './api-problem';
 import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
 import type { AuthMethod, EmulatedWebhook, RegisterWebhookInput } from './emulator-types';
 
+/** The emulator's console API account: what a `ConsoleClient` or the CLI signs its requests with. */
 export interface ConsoleAccount {
+  /** The account id, `acct_emulator` unless you chose one. */
   accountId: string;
+  /** The account's secret key: local, random and throwaway unless you chose one. */
   secretKey: string;
 }
 

@@ -12,6 +12,7 @@ import { Emulator } from './emulator';
 import { resolveEmulatorTls, type EmulatorMtlsOptions, type EmulatorTls } from './emulator-tls';
 import { webConsole } from './web-console/web-console';
 
+/** Options of {@link createEmulator}; an unknown one throws, with a "did you mean". */
 export interface EmulatorOptions {
   /** Port to listen on, on 127.0.0.1. Defaults to `0` (a free port). */
   port?: number;

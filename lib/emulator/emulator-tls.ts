@@ -4,6 +4,7 @@ import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
 import { createTestCertificates } from '../testing/create-test-certificates';
 
+/** The emulator's `mtls` option: how it delivers to webhooks whose `authMethod` is `'mtls'`, over TLS. */
 export interface EmulatorMtlsOptions {
   /**
    * PEM CA certificate(s) the emulator trusts for receivers' server certificates on `https://`

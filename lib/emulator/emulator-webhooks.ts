@@ -11,8 +11,11 @@ export const publicView = ({ accountId: _a, ...webhook }: StoredWebhook): Emulat
 
 /** The emulator's webhooks and who hears of their changes; {@link Emulator} adds events and deliveries. */
 export class EmulatorWebhooks {
+  /** The console API account: its id and secret key sign requests to {@link url}. */
   readonly account: ConsoleAccount;
+  /** @internal */
   protected readonly registry: WebhookRegistry;
+  /** @internal */
   protected readonly feed: ChangeFeed;
 
   constructor(account: ConsoleAccount, attemptTimeoutMs: number, logger: ResolvedLogger, tls?: EmulatorTls) {
@@ -51,7 +54,14 @@ export class EmulatorWebhooks {
   }
 
   /** Spec 4.4: 200 when already verified; otherwise 202 and the challenge is sent again. */
-  verifyWebhook(id: string): { id: string; verified: boolean; status: 200 | 202 } {
+  verifyWebhook(id: string): {
+    /** The webhook's id. */
+    id: string;
+    /** Whether it was already verified. */
+    verified: boolean;
+    /** 200: already verified; 202: the challenge is being sent again. */
+    status: 200 | 202;
+  } {
     return this.registry.verify(id);
   }
 
@@ -62,20 +72,26 @@ export class EmulatorWebhooks {
     return publicView(webhook);
   }
 
+  /** Deletes a webhook: no more deliveries go to it. False when there was none with this id. */
   deleteWebhook(id: string): boolean {
     return this.registry.remove(id);
   }
 
+  /** Every registered webhook, oldest first. */
   listWebhooks(): EmulatedWebhook[] {
     return this.registry.all().map(publicView);
   }
 
+  /** The webhook with this id, or undefined. */
   getWebhook(id: string): EmulatedWebhook | undefined {
     const webhook = this.registry.find(id);
     return webhook && publicView(webhook);
   }
 
-  /** The console API's view of this emulator. */
+  /**
+   * The console API's view of this emulator.
+   * @internal
+   */
   get backend(): ConsoleBackend {
     return consoleBackend(this.account, this.registry);
   }

@@ -14,10 +14,13 @@ import type { AttemptRecord, DeliveryRecord, EmitResult } from './emulator-types
 import { unreceivedWarning } from './unreceived-warning';
 import { waitForDeliveries, waitUntil, type DeliveryFilter, type WaitOptions } from './wait-until';
 
+/** Options of `emit`. */
 export interface EmitOptions {
   /** Defaults to `'A'`. */
   layout?: Layout;
+  /** The event's id. Defaults to a random UUID. */
   id?: string;
+  /** The event's RFC 3339 time. Defaults to now. */
   time?: string;
 }
 
@@ -34,7 +37,10 @@ export class Emulator extends EmulatorWebhooks {
   readonly #logger: ResolvedLogger;
   readonly #events = new Map<string, DeliveryEnvelope>();
 
-  /** Use {@link createEmulator}. */
+  /**
+   * Use {@link createEmulator}, which starts the server this needs.
+   * @internal
+   */
   constructor(
     server: http.Server,
     account: ConsoleAccount,

@@ -1,6 +1,7 @@
 export { createEmulator, type EmulatorOptions } from './create-emulator';
+export type { EmulatorMtlsOptions } from './emulator-tls';
 export { Emulator, type EmitOptions } from './emulator';
-export type { WaitOptions } from './wait-until';
+export type { DeliveryFilter, WaitOptions } from './wait-until';
 export type { ConsoleAccount } from './console-api';
 export type {
   AttemptRecord,
@@ -9,5 +10,7 @@ export type {
   DeliveryState,
   EmitResult,
   EmulatedWebhook,
+  EmulatorChange,
+  HandshakeRecord,
   RegisterWebhookInput,
 } from './emulator-types';

@@ -1,6 +1,7 @@
 import { checkOptionKeys } from '../check-option-keys';
 import type { DeliveryRecord } from './emulator-types';
 
+/** How long a wait of the emulator may take. */
 export interface WaitOptions {
   /** Defaults to `10_000` ms; past it the wait rejects, saying what was still pending. */
   timeoutMs?: number;
@@ -30,8 +31,11 @@ export function waitUntil(done: () => boolean, options: WaitOptions, pending: ()
   });
 }
 
+/** Which deliveries `waitForDeliveries` waits for; every one when empty. */
 export interface DeliveryFilter {
+  /** Only the deliveries of this event. */
   eventId?: string;
+  /** Only the deliveries to this webhook. */
   webhookId?: string;
   /** How many matching deliveries must exist. Defaults to `1`. */
   count?: number;

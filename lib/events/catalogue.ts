@@ -29,6 +29,7 @@ export const EVENT_TYPES = [
   'ag.webhook.cert_expiring',
 ] as const;
 
+/** One of the 27 event types the Service sends, from {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The resource a type belongs to: `ag.access_pass.devices.added` → `access_pass`. */
@@ -38,14 +39,23 @@ export type EventFamily = EventType extends infer T
     : never
   : never;
 
+/** The `ag.access_pass.*` types, the device events included. */
 export type AccessPassEventType = Extract<EventType, `ag.access_pass.${string}`>;
+/** The `ag.access_pass.devices.*` types: each event carries exactly one device. */
 export type AccessPassDeviceEventType = Extract<EventType, `ag.access_pass.devices.${string}`>;
+/** The `ag.card_template.*` types. */
 export type CardTemplateEventType = Extract<EventType, `ag.card_template.${string}`>;
+/** The `ag.card_template_pair.*` types. */
 export type CardTemplatePairEventType = Extract<EventType, `ag.card_template_pair.${string}`>;
+/** The `ag.landing_page.*` types. */
 export type LandingPageEventType = Extract<EventType, `ag.landing_page.${string}`>;
+/** The `ag.credential_profile.*` types. */
 export type CredentialProfileEventType = Extract<EventType, `ag.credential_profile.${string}`>;
+/** The `ag.hid_org.*` types. */
 export type HidOrgEventType = Extract<EventType, `ag.hid_org.${string}`>;
+/** The `ag.account_balance.*` types. */
 export type AccountBalanceEventType = Extract<EventType, `ag.account_balance.${string}`>;
+/** The `ag.webhook.*` types, about the webhook itself (`ag.webhook.cert_expiring`). */
 export type WebhookEventType = Extract<EventType, `ag.webhook.${string}`>;
 
 type PatternsOf<S extends string, Seen extends string = ''> = S extends `${infer Head}.${infer Rest}`
@@ -62,6 +72,7 @@ export type TypesMatching<P extends string> = P extends `${infer Prefix}*`
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);
 
+/** Whether `value` is one of the catalogue's {@link EventType}s (a string the Service may add later is not). */
 export function isEventType(value: unknown): value is EventType {
   return typeof value === 'string' && EVENT_TYPE_SET.has(value);
 }
@@ -82,6 +93,7 @@ export const EVENT_PATTERNS: ReadonlyMap<EventPattern, readonly EventType[]> = (
   return patterns;
 })();
 
+/** Whether `value` is a wildcard the catalogue allows, such as `ag.access_pass.*` (see {@link EventPattern}). */
 export function isEventPattern(value: unknown): value is EventPattern {
   return typeof value === 'string' && EVENT_PATTERNS.has(value as EventPattern);
 }

@@ -4,8 +4,11 @@ import { zod } from '../lazy-zod';
 /** A value the spec enumerates, open to values it does not list yet (a new one must not cause retries). */
 export type OpenEnum<Known extends string> = Known | (string & {});
 
+/** An access pass's `state`: the values the spec lists, or one it adds later. */
 export type AccessPassState = OpenEnum<'created' | 'active' | 'suspended' | 'unlink' | 'deleted'>;
+/** A card template's credential `protocol`: the values the spec lists, or one it adds later. */
 export type Protocol = OpenEnum<'desfire' | 'seos' | 'smart_tap'>;
+/** Free-form metadata, passed through as sent. */
 export type Metadata = Record<string, unknown>;
 
 /** Builds the schemas: run once, the first time an event needs more than the fast path. */
@@ -126,7 +129,12 @@ export const LAYOUT_A_FIELDS = ['details', 'devices'] as const;
 
 type Strict<Shape extends Z.ZodRawShape> = Z.output<Z.ZodObject<Shape>>;
 
+/** A credential's details in layout A names (`card_number`, `site_code`, `file_data`, …); null where not carried. */
 export type CredentialDetails = Strict<Built['credentialShape']>;
-export type Device = CredentialDetails & { type: string | null };
+/** A device of an access pass: the credential details, plus its `type`. */
+export type Device = CredentialDetails & {
+  /** The kind of device (a phone's wallet, a watch), as sent; null when not carried. */
+  type: string | null;
+};
 /** The data every event carries, in layout A names; what the spec promises for every type. */
 export type EventData = Strict<Built['eventDataShape']>;

@@ -19,16 +19,20 @@ export interface HandlerContext {
    * event, throw (a `RetryLater` to choose the `Retry-After`).
    */
   header(name: string): string | undefined;
+  /** The receiver's logger, every level present: log here to keep a delivery's lines together. */
   logger: ResolvedLogger;
   /** Aborted when the delivery times out: the Service will retry, so long work may stop early. */
   signal: AbortSignal;
 }
 
+/** A handler of events `E`: what it returns or resolves is ignored; a throw or rejection refuses the event (500, or 503 with {@link RetryLater}) and the Service delivers it again. */
 export type EventHandler<E> = (event: E, ctx: HandlerContext) => unknown;
+/** Called with what a handler threw or rejected, the event and its context, before the 500 or 503 is sent; it cannot change the answer. */
 export type ErrorHandler = (error: unknown, event: AnyWebhookEvent, ctx: HandlerContext) => unknown;
 
 /** The handlers one event runs, decided by its type. */
 export interface MatchedHandlers {
+  /** The handlers to run, concurrently: the specific ones (or the `onUnhandled` ones), then the `onAny` ones. */
   handlers: readonly EventHandler<AnyWebhookEvent>[];
   /** True when an `on(...)` registration covers the type; false means the event is unhandled. */
   handled: boolean;
@@ -119,6 +123,7 @@ export class EventRouter {
     return matched;
   }
 
+  /** The handlers registered with `onError`, in order. */
   get errorHandlers(): readonly ErrorHandler[] {
     return this.#errorHandlers;
   }

@@ -2,7 +2,9 @@ import type { z } from 'zod';
 
 /** One rule an event broke, named by the field it concerns. */
 export interface FieldError {
+  /** The field, as a path into the body: `data.details.card_number`, `id`. */
   field: string;
+  /** What it must be: `is required`, `must be a non-empty string`. */
   rule: string;
 }
 

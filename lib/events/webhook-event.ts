@@ -8,26 +8,39 @@ import type { CredentialDetails, Device, EventData, Metadata, Protocol } from '.
 
 /** Rule 2: `issued` carries the credential details and no devices. */
 export type AccessPassIssuedData = Omit<EventData, 'details' | 'devices'> & {
+  /** The issued credential: card number, site code, file data. */
   details: CredentialDetails;
+  /** Always null on `issued`: a device comes with the device events. */
   devices: null;
 };
 /** Rule 3: a device event carries exactly the affected device. */
-export type AccessPassDeviceEventData = Omit<EventData, 'devices'> & { devices: [Device] };
-/** Rule 4. */
+export type AccessPassDeviceEventData = Omit<EventData, 'devices'> & {
+  /** The one device the event is about (layout B's `device`, lifted into a list). */
+  devices: [Device];
+};
+/** Rule 4: a card-template event carries the template's id, protocol and metadata. */
 export type CardTemplateEventData = Omit<EventData, 'card_template_id' | 'protocol' | 'metadata'> & {
+  /** The template the event is about. */
   card_template_id: string;
+  /** The template's credential protocol. */
   protocol: Protocol;
+  /** The template's metadata, as sent. */
   metadata: Metadata;
 };
-/** Rule 5. */
+/** Rule 5: `ag.account_balance.low` carries the five balance fields, as numbers. */
 export type AccountBalanceEventData = Omit<
   EventData,
   'account_id' | 'organization_name' | 'current_balance' | 'threshold' | 'amount_below_threshold'
 > & {
+  /** The account whose balance is low. */
   account_id: string;
+  /** The account's organization. */
   organization_name: string;
+  /** The balance now, as a number. */
   current_balance: number;
+  /** The balance the account set as its alert threshold. */
   threshold: number;
+  /** How far the balance is below `threshold`. */
   amount_below_threshold: number;
 };
 
@@ -42,27 +55,41 @@ export type EventDataFor<T extends EventType> = T extends 'ag.access_pass.issued
         ? AccountBalanceEventData
         : EventData;
 
+/** The data type of every catalogue type, by type: `EventDataMap['ag.access_pass.issued']`. */
 export type EventDataMap = { [T in EventType]: EventDataFor<T> };
 
 /** Parsed from a layout A `dataschema`: `…/schemas/access_pass/v1.2.0.json`. */
 export interface SchemaVersion {
+  /** The resource the schema describes: `access_pass`. */
   resource: string;
+  /** The schema's major version. */
   major: number;
+  /** The schema's minor version. */
   minor: number;
+  /** The schema's patch version. */
   patch: number;
 }
 
+/** The two envelope layouts the Service sends: `'A'` (current, with `dataschema`) or `'B'` (the earlier flat layout). */
 export type Layout = 'A' | 'B';
 
+/** The fields every normalized event has, for a type `T` and its data `D`. */
 export interface WebhookEventBase<T extends string, D> {
+  /** The CloudEvent `id`, as sent: with `source`, the key a redelivery is recognised by. */
   id: string;
+  /** The event type, as sent. */
   type: T;
+  /** The CloudEvent `source`, as sent. */
   source: string;
   /** The RFC 3339 time as sent, or null when the event had none. */
   time: string | null;
+  /** The layout the Service sent, decided by which fields are present. */
   layout: Layout;
+  /** null;|Layout A's schema URL; null for layout B. */
   dataschema: string | null;
+  /** null;|The version parsed from `dataschema`; null for layout B or an unparsable URL. */
   schemaVersion: SchemaVersion | null;
+  /** The data in layout A's names whichever layout was sent; every field the spec defines is present, null when not carried. */
   data: D;
   /** The envelope exactly as received. */
   raw: Readonly<Record<string, unknown>>;
@@ -76,4 +103,5 @@ export type WebhookEvent<T extends EventType = EventType> = T extends EventType
 /** An event of a type the catalogue does not know yet (the Service may add types). */
 export type UnknownWebhookEvent = WebhookEventBase<string, EventData>;
 
+/** A normalized event of any type, known to the catalogue or not: what `onAny` and `onUnhandled` handlers get. */
 export type AnyWebhookEvent = WebhookEvent | UnknownWebhookEvent;

@@ -7,6 +7,7 @@ export type ClaimResult =
   /** The event was processed successfully before. */
   | 'done';
 
+/** What a store holds for an event's key: `'processing'` while a delivery holds its lease, `'done'` once its handlers succeeded. */
 export type KeyState = 'processing' | 'done';
 
 /**

@@ -5,6 +5,7 @@ import { EntryQueue, GONE } from './entry-queue';
 import { EvictionReport } from './eviction-report';
 import type { ClaimResult, IdempotencyStore, KeyState } from './idempotency-store';
 
+/** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /** Most keys held at once; past it the oldest is evicted, with a warning. Defaults to `100_000`. */
   maxEntries?: number;

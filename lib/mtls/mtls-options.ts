@@ -59,14 +59,26 @@ export interface CertificateRequest {
 
 /** The outcome of checking a request's client certificate; failures carry no certificate body. */
 export type CertificateCheck =
-  | { ok: true; fingerprint: string; subject: string }
   | {
+      /** The certificate is allowed. */
+      ok: true;
+      /** Its SHA-256 fingerprint, upper-case hex with colons, as openssl prints it. */
+      fingerprint: string;
+      /** Its subject, as `O=Acme, CN=webhooks`. */
+      subject: string;
+    }
+  | {
+      /** The certificate is missing or not allowed. */
       ok: false;
       /** 401: no certificate was presented; 403: one was, and it is not allowed. */
       status: 401 | 403;
+      /** Why, as the problem slug: `client-certificate-not-pinned`, `client-certificate-expired`, … */
       slug: string;
+      /** Why, in words, naming the certificate's subject and fingerprint (never its body). */
       detail: string;
+      /** The presented certificate's SHA-256 fingerprint, when one could be read. */
       fingerprint?: string;
+      /** The presented certificate's subject, when one could be read. */
       subject?: string;
     };
 
@@ -74,5 +86,6 @@ export type CertificateCheck =
 export interface ClientCertificateVerifier {
   /** The source the verifier reads, after defaults. */
   readonly from: CertificateSource;
+  /** Reads the request's certificate from the source and checks it against every option given. */
   check(request: CertificateRequest): CertificateCheck;
 }

@@ -4,6 +4,7 @@ import type { BookkeepingEvent, DeliveryListener, DeliveryRecord } from '../core
 import { OptionsError } from '../options-error';
 import { typeLabel } from './type-label';
 
+/** Options of {@link prometheusMetrics}. */
 export interface PrometheusMetricsOptions {
   /** The prom-client registry the metrics are registered in. Defaults to prom-client's global `register`. */
   registry?: Registry;
@@ -18,7 +19,9 @@ export interface PrometheusMetricsOptions {
 
 /** An `onDelivery` for every adapter; its `onRequestStart` keeps `requests_in_flight` (the receiver calls it). */
 export type PrometheusMetrics = DeliveryListener & {
+  /** Counts a request in `service_webhooks_requests_in_flight` as it enters the receiver. */
   onRequestStart(): void;
+  /** Counts what the store's bookkeeping did in `service_webhooks_store_bookkeeping_total`. */
   onBookkeeping(event: BookkeepingEvent): void;
 };
 

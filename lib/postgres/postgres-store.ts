@@ -5,10 +5,21 @@ import { storedKey } from '../redis/stored-key';
 import { postgresSql, type PostgresSql } from './postgres-sql';
 
 /** What the store needs of a pool: `pg`'s `Pool` fits, and so does anything with the same `query`. */
+/** What the store needs of a `pg` `Pool`: its `query`. */
 export interface PostgresQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount?: number | null }>;
+  /** Runs one parameterized statement (`$1`, `$2`, …) and resolves with its result. */
+  query(
+    text: string,
+    values?: unknown[],
+  ): Promise<{
+    /** The rows returned. */
+    rows: unknown[];
+    /** How many rows the statement changed, when the driver says. */
+    rowCount?: number | null;
+  }>;
 }
 
+/** Options of {@link PostgresStore}. */
 export interface PostgresStoreOptions {
   /** Runs the store's queries: a `pg` `Pool` (not a single `Client`: calls run concurrently). Required. */
   pool: PostgresQueryable;

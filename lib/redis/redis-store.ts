@@ -13,6 +13,7 @@ import { storedKey } from './stored-key';
  */
 export type SendCommand = (...args: string[]) => unknown;
 
+/** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
   /** Sends a command over your client; see {@link SendCommand}. Required. */
   sendCommand: SendCommand;

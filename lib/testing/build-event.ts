@@ -7,6 +7,7 @@ import { OptionsError } from '../options-error';
 import { defaultLayoutAData, SCHEMA_VERSIONS, toLayoutBData } from './default-data';
 import type { DataOverrides } from './event-overrides';
 
+/** Options of {@link buildEvent} and {@link buildUnknownEvent}; an unknown one throws. */
 export interface BuildEventOptions<L extends Layout = Layout> {
   /** `'A'` (current, with `dataschema`) or `'B'` (earlier flat layout). Defaults to `'A'`. */
   layout?: L | undefined;
@@ -24,13 +25,21 @@ export const BUILD_OPTION_KEYS: readonly string[] = ['layout', 'id', 'time', 'or
 
 /** A delivery body exactly as the Service sends it: a CloudEvents 1.0 envelope in JSON. */
 export interface DeliveryEnvelope<T extends string = string> {
+  /** Always `'1.0'`. */
   specversion: '1.0';
+  /** The event id: a UUID unless given. */
   id: string;
+  /** `/service/<origin>` in layout A; the Service's layout B source otherwise. */
   source: string;
+  /** The event type. */
   type: T;
+  /** Always `'application/json'`. */
   datacontenttype: 'application/json';
+  /** Layout A's schema URL; absent in layout B. */
   dataschema?: string;
+  /** The RFC 3339 time. */
   time: string;
+  /** The data, in the layout's own names: realistic defaults with your overrides. */
   data: Record<string, unknown>;
 }
 

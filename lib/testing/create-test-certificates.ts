@@ -5,10 +5,13 @@ import { ALGORITHM, DAY, MINUTE, privateKeyPem, serialNumber, x509 } from './x50
 
 /** A certificate and its private key, both PEM (the key is PKCS #8). */
 export interface TestCertificate {
+  /** The certificate, PEM. */
   cert: string;
+  /** Its private key, PEM (PKCS #8). */
   key: string;
 }
 
+/** What {@link createTestCertificates} makes: a CA and two certificates it issued. */
 export interface TestCertificates {
   /** The CA that issued `server` and `client`: the `ca` for both sides. */
   ca: TestCertificate;
@@ -18,6 +21,7 @@ export interface TestCertificates {
   client: TestCertificate;
 }
 
+/** Options of {@link issueTestCertificate}. */
 export interface IssueCertificateOptions {
   /** The subject's common name. Defaults to `'service-webhooks test client'`. */
   commonName?: string;

@@ -17,22 +17,43 @@ export type LayoutAOverrides = {
 
 /** Data fields of a layout B delivery (spec 2.4, the earlier flat layout), in layout B's own names. */
 export interface LayoutBOverrides {
+  /** The access pass's id (layout A's `id`). */
   access_pass_id?: string | null | undefined;
+  /** The card template's id. */
   card_template_id?: string | null | undefined;
+  /** The landing page's id. */
   landing_page_id?: string | null | undefined;
+  /** The credential profile's id. */
   credential_profile_id?: string | null | undefined;
+  /** The account's id, on `ag.account_balance.low`. */
   account_id?: string | null | undefined;
+  /** The account's organization, on `ag.account_balance.low`. */
   organization_name?: string | null | undefined;
+  /** The balance now, on `ag.account_balance.low`. */
   current_balance?: number | null | undefined;
+  /** The alert threshold, on `ag.account_balance.low`. */
   threshold?: number | null | undefined;
+  /** How far the balance is below the threshold, on `ag.account_balance.low`. */
   amount_below_threshold?: number | null | undefined;
+  /** The card template's credential protocol. */
   protocol?: Protocol | null | undefined;
+  /** The card template's metadata. */
   metadata?: Metadata | null | undefined;
   /** Sent on device events: the affected device's kind and id. */
-  device?: { type?: string | null | undefined; id?: string | null | undefined } | null | undefined;
+  device?:
+    | {
+        /** The kind of device. */
+        type?: string | null | undefined;
+        /** The device's id. */
+        id?: string | null | undefined;
+      }
+    | null
+    | undefined;
   /** A string on the wire; some senders send a number (site code `69`), which the receiver accepts. */
   card_number?: string | number | null | undefined;
+  /** The credential's site code: a string, or a number as some senders send it. */
   site_code?: string | number | null | undefined;
+  /** The credential's file data (layout A's `details.file_data`). */
   file_data?: string | null | undefined;
 }
 

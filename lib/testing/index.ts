@@ -9,7 +9,7 @@ export {
   type Target,
 } from './send-delivery';
 export { DELIVERY_HEADERS } from './delivery-headers';
-export { runStoreContract, type StoreContractOptions } from './store-contract';
+export { runStoreContract, type MakeStore, type StoreContractOptions } from './store-contract';
 export {
   createTestCertificates,
   issueTestCertificate,

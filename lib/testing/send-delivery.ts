@@ -31,6 +31,7 @@ function request(target: Target): ReturnType<Supertest> {
   return supertest(target);
 }
 
+/** Options of {@link sendEvent} and {@link deliverEvent}: how the delivery is sent. */
 export interface SendOptions {
   /** The bearer token sent as `Authorization: Bearer <token>`; omit it to send none. */
   token?: string | undefined;
@@ -75,6 +76,7 @@ export function deliverEvent<T extends EventType, L extends Layout = 'A'>(
   return sendEvent(target, buildEvent<T, L>(type, data, build as BuildEventOptions<L>), send);
 }
 
+/** Options of {@link sendHandshake}. */
 export interface HandshakeOptions extends SendOptions {
   /** The challenge. Defaults to a random token. */
   challenge?: string | undefined;

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { checkContractArguments, ODD_KEYS, settledWithin } from './store-contract-support';
 
-type MakeStore = () => IdempotencyStore | Promise<IdempotencyStore>;
+/** Builds one store for a case of the contract, fresh each time. */
+export type MakeStore = () => IdempotencyStore | Promise<IdempotencyStore>;
 
+/** Options of {@link runStoreContract}. */
 export interface StoreContractOptions {
   /** The short lease and retention of the expiry cases, in milliseconds. Defaults to `300`. */
   shortMs?: number;

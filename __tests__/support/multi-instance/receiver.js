@@ -86,7 +86,7 @@ async function main() {
       timeoutMs,
       leaseMs,
       logger: false,
-      // The store's bookkeeping after answers: a markDone given up on is the window the README states.
+      // The store's bookkeeping after answers: a markDone given up on is the window docs/many-instances.md states.
       onDelivery: Object.assign(() => undefined, {
         onBookkeeping: (event) => process.stdout.write(`BOOKKEEPING ${event}\n`),
       }),

@@ -4,6 +4,7 @@ import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../co
 import { unauthorized } from '../../core/unauthorized';
 import { joinedHeader } from '../node/node-request';
 
+/** Options of {@link bearerAuth}. */
 export interface BearerAuthOptions {
   /**
    * The bearer tokens accepted on deliveries, or a function returning the current ones (sync or

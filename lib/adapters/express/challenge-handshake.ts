@@ -11,6 +11,7 @@ import { expressRequest } from './express-request';
 
 export { CHALLENGE_HEADER } from '../../core/handshake';
 
+/** Options of {@link challengeHandshake}. */
 export interface ChallengeHandshakeOptions {
   /**
    * Tokens a handshake's `Authorization: Bearer` header is checked against when it carries one (the

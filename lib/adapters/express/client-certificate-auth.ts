@@ -3,6 +3,7 @@ import { certificateProblem } from '../../core/client-certificate-auth';
 import { createClientCertificateVerifier } from '../../mtls/create-client-certificate-verifier';
 import type { MtlsOptions } from '../../mtls/mtls-options';
 
+/** Options of {@link clientCertificateAuth}: the receiver's `mtls` option, {@link MtlsOptions}. */
 export type ClientCertificateAuthOptions = MtlsOptions;
 
 /**

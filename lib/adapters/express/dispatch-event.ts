@@ -1,7 +1,7 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import { createDispatcher } from '../../core/dispatcher';
-import { drain } from '../../core/drain';
+import { drain, type DrainResult } from '../../core/drain';
 import {
   DISPATCH_OPTION_KEYS,
   resolveDispatchOptions,
@@ -19,7 +19,7 @@ export type { DispatchEventOptions };
 /** A dispatch middleware that can also wait for the handlers still running. */
 export type DispatchHandler = ExpressMiddleware & {
   /** Resolves once every handler started so far has settled (for graceful shutdown), or after `timeoutMs`. */
-  drain(options?: { timeoutMs?: number }): Promise<{ drained: boolean; running: string[] }>;
+  drain(options?: { timeoutMs?: number }): Promise<Pick<DrainResult, 'drained' | 'running'>>;
 };
 
 /**

@@ -15,6 +15,7 @@ export interface ExpressRequestLike extends IncomingMessage {
 
 /** What the Express adapters use of a response: node's, and `res.locals`. */
 export interface ExpressResponseLike extends ServerResponse {
+  /** Express's `res.locals`: {@link readCloudEvent} leaves the event here ({@link WebhookLocals}). */
   locals: Record<string, unknown>;
 }
 

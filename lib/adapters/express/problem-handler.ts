@@ -8,6 +8,7 @@ import { writeAnswer } from '../node/node-request';
 
 const INTERNAL_ANSWER = problemAnswer(INTERNAL);
 
+/** Options of {@link problemHandler}. */
 export interface ProblemHandlerOptions {
   /** Where unexpected errors are logged. Defaults to the console. */
   logger?: Logger | false;

@@ -10,6 +10,7 @@ import { expressRequest } from './express-request';
 
 export type { ValidationMode };
 
+/** Options of {@link readCloudEvent}. */
 export interface ReadCloudEventOptions {
   /** Largest body accepted, in bytes or as `'512kb'`, `'1mb'` (units b, kb, mb, gb). Defaults to `'1mb'`. */
   limit?: number | string;
@@ -26,7 +27,9 @@ export interface ReadCloudEventOptions {
 
 /** The locals this step leaves for the next; read them with {@link getWebhookEvent}. */
 export interface WebhookLocals {
+  /** The normalized event, typed per type: what handlers get. */
   webhookEvent: AnyWebhookEvent;
+  /** The CloudEvent envelope as validated, before normalization. */
   cloudEvent: CloudEventEnvelope;
 }
 

@@ -4,6 +4,7 @@ import type { ReceiverOptions } from '../../core/receiver-options';
 import { writeAnswer } from '../node/node-request';
 import { expressRequest } from './express-request';
 
+/** Options of {@link webhookReceiver}: the receiver's options, {@link ReceiverOptions}. */
 export type WebhookReceiverOptions = ReceiverOptions;
 
 /** The receiver as one Express middleware, with a way to wait for what is running. */
