@@ -102,7 +102,7 @@ describe('buildEvent', () => {
     expect(Math.abs(Date.parse(one.time) - Date.now())).toBeLessThan(5000);
     const fixed = buildEvent(
       'ag.hid_org.created',
-      { hid_org_id: 'hid_9', organization_name: undefined },
+      { hid_org_id: 'hid_9', metadata: undefined },
       { id: 'evt_1', time: '2026-01-02T03:04:05Z', origin: 'eu' },
     );
     expect(fixed).toMatchObject({ id: 'evt_1', time: '2026-01-02T03:04:05.000Z', source: '/service/eu' });
@@ -191,7 +191,7 @@ describe('the test kit in a project with exactOptionalPropertyTypes', () => {
         "import { buildEvent, deliverEvent, sendHandshake } from 'service-webhooks/testing';",
         'declare const maybe: string | undefined;',
         "buildEvent('ag.hid_org.created', { hid_org_id: maybe }, { id: maybe, time: maybe, layout: undefined });",
-        "buildEvent('ag.hid_org.created', { access_pass_id: maybe }, { layout: 'B', origin: maybe });",
+        "buildEvent('ag.access_pass.issued', { access_pass_id: maybe }, { layout: 'B', origin: maybe });",
         "void deliverEvent(express(), 'ag.hid_org.created', {}, { token: maybe, path: maybe });",
         'void sendHandshake(express(), { challenge: maybe, token: maybe });',
         '```',
