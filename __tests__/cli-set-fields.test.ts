@@ -49,7 +49,7 @@ describe('trigger --set, in the test kit field names', () => {
     [
       'A',
       'data.current_balance=1',
-      /no field "current_balance": spec 2\.2 gives it to account_balance events/,
+      /no field "current_balance": layout A gives it to account_balance events/,
     ],
     [
       'B',

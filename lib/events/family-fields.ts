@@ -1,5 +1,6 @@
 import { didYouMean } from '../did-you-mean';
 import {
+  EVENT_TYPES,
   familyOf,
   type AccessPassDeviceEventType,
   type AccessPassEventType,
@@ -124,10 +125,22 @@ export function fieldsOf(type: EventType, layout: Layout): readonly string[] {
   return layout === 'A' ? dataFieldsOf(type) : layoutBFieldsOf(type);
 }
 
-function familiesCarrying(field: string): string[] {
-  return Object.entries(FAMILY_DATA_FIELDS)
-    .filter(([, fields]) => (fields as readonly string[]).includes(field))
-    .map(([family]) => family);
+/** Who carries `field` in `layout`: whole families by name, otherwise the types. */
+function carriers(field: string, layout: Layout): string | undefined {
+  const names: string[] = [];
+  const byFamily = new Map<string, EventType[]>();
+  for (const type of EVENT_TYPES) {
+    const family = familyOf(type) as string;
+    byFamily.set(family, [...(byFamily.get(family) ?? []), type]);
+  }
+  for (const [family, types] of byFamily) {
+    const carrying = types.filter((type) => fieldsOf(type, layout).includes(field));
+    const others = types.filter((type) => !carrying.includes(type));
+    if (others.length === 0) names.push(`${family} events`);
+    else if (others.length < carrying.length) names.push(`${family} events except ${others.join(', ')}`);
+    else names.push(...carrying);
+  }
+  return names.length === 0 ? undefined : names.join(', ');
 }
 
 /**
@@ -146,8 +159,10 @@ export function unknownFieldReason(type: EventType, layout: Layout, field: strin
   }
   const hint = didYouMean(field, own);
   if (hint !== undefined) return `${head}; did you mean "${prefix}${hint}"?`;
+  if (layout === 'A' && (field === 'details' || field === 'devices') && familyOf(type) === 'access_pass')
+    return `${head}: spec 6 rule 2 puts details on ag.access_pass.issued only, devices on every other access pass event`;
   if (layout === 'B' && dataFieldsOf(type).includes(field))
     return `${head}: layout B (spec 2.4) does not carry it`;
-  const families = familiesCarrying(field);
-  return families.length > 0 ? `${head}: spec 2.2 gives it to ${families.join(', ')} events` : head;
+  const who = carriers(field, layout);
+  return who === undefined ? head : `${head}: layout ${layout} gives it to ${who}`;
 }
