@@ -128,5 +128,8 @@ type Strict<Shape extends Z.ZodRawShape> = Z.output<Z.ZodObject<Shape>>;
 
 export type CredentialDetails = Strict<Built['credentialShape']>;
 export type Device = CredentialDetails & { type: string | null };
-/** The data every event carries, in layout A names; what the spec promises for every type. */
+/**
+ * Every data field of every family, in layout A names: what normalization produces at run time (a field
+ * the event did not carry is `null`). A handler sees its type's part of it (`EventDataFor`).
+ */
 export type EventData = Strict<Built['eventDataShape']>;

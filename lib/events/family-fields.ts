@@ -4,6 +4,7 @@ import {
   familyOf,
   type AccessPassDeviceEventType,
   type AccessPassEventType,
+  type EventFamily,
   type EventType,
 } from './catalogue';
 import type { EventData } from './data-schemas';
@@ -49,7 +50,7 @@ export const FAMILY_DATA_FIELDS = {
     'metadata',
   ],
   webhook: ['metadata'],
-} as const satisfies Readonly<Record<string, readonly Field[]>>;
+} as const satisfies { readonly [F in EventFamily]: readonly Field[] };
 
 type FamilyFields = typeof FAMILY_DATA_FIELDS;
 type FamilyOf<T extends string> = T extends `ag.${infer F}.${string}` ? F & keyof FamilyFields : never;
