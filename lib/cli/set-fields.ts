@@ -1,5 +1,6 @@
 import type { EventType } from '../events/catalogue';
-import { fieldsOf, unknownFieldReason } from '../events/family-fields';
+import { fieldsOf } from '../events/family-fields';
+import { unknownFieldReason } from '../events/unknown-field-reason';
 import type { Layout } from '../events/webhook-event';
 import { defaultLayoutAData, toLayoutBData } from '../testing/default-data';
 import { UsageError } from './cli-errors';
