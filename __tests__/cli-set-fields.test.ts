@@ -8,8 +8,8 @@ describe('trigger --set, in the test kit field names', () => {
     [
       'JSON values',
       'A',
-      ['data.current_balance=12.5', 'data.hid_org_id=null'],
-      { current_balance: 12.5, hid_org_id: null },
+      ['data.metadata={"level":3}', 'data.hid_org_id=null'],
+      { metadata: { level: 3 }, hid_org_id: null },
     ],
     [
       'a nested field, the rest kept',
@@ -45,7 +45,17 @@ describe('trigger --set, in the test kit field names', () => {
 
   it.each<['A' | 'B', string, RegExp]>([
     ['A', 'data.ful_name=Ada', /layout A has no field "ful_name"; did you mean "data\.full_name"\?/],
-    ['B', 'data.id=x', /layout B has no field "id"/],
+    ['B', 'data.id=x', /layout B has no field "id"; layout B calls it "data\.access_pass_id"/],
+    [
+      'A',
+      'data.current_balance=1',
+      /no field "current_balance": layout A gives it to account_balance events/,
+    ],
+    [
+      'B',
+      'data.full_name=Ada',
+      /layout B has no field "full_name": layout B \(spec 2\.4\) does not carry it/,
+    ],
     ['A', 'full_name=Ada', /did you mean "data\.full_name"\?/],
     ['A', 'data.=x', /set data fields as data\.<field>/],
     ['A', '=x', /--set takes path=value/],

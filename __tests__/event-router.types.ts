@@ -67,6 +67,92 @@ createEventRouter().on('ag.access_pass.updated', (event) => {
   void details;
 });
 
+// Each family's data has only its family's fields (spec 2.2, rules 2–5): another family's is an error.
+createEventRouter()
+  // @ts-expect-error an access pass event carries no balance (issue 22)
+  .on('ag.access_pass.issued', (e) => e.data.current_balance)
+  // @ts-expect-error a card template has no devices
+  .on('ag.card_template.created', (e) => e.data.devices)
+  // @ts-expect-error a card template has no holder
+  .on('ag.card_template.published', (e) => e.data.full_name)
+  // @ts-expect-error an account balance has no holder
+  .on('ag.account_balance.low', (e) => e.data.full_name)
+  // @ts-expect-error an account balance names no template
+  .on('ag.account_balance.low', (e) => e.data.card_template_id)
+  // @ts-expect-error a landing page has no protocol
+  .on('ag.landing_page.created', (e) => e.data.protocol)
+  // @ts-expect-error only attached_to_template names a template
+  .on('ag.landing_page.created', (e) => e.data.card_template_id)
+  // @ts-expect-error a credential profile is not a landing page
+  .on('ag.credential_profile.created', (e) => e.data.landing_page_id)
+  // @ts-expect-error an HID org has no organization_name (spec 2.2 gives it to account_balance events)
+  .on('ag.hid_org.created', (e) => e.data.organization_name)
+  // @ts-expect-error a card template pair has no holder
+  .on('ag.card_template_pair.created', (e) => e.data.state)
+  // @ts-expect-error the webhook family carries only metadata (rule 8: its data is not shown)
+  .on('ag.webhook.cert_expiring', (e) => e.data.id)
+  // @ts-expect-error a family pattern gets the family's fields only
+  .on('ag.access_pass.*', (e) => e.data.account_id)
+  // @ts-expect-error a handler of several families gets only the fields they share
+  .on(['ag.landing_page.created', 'ag.credential_profile.created'], (e) => e.data.landing_page_id);
+
+// And every field a family carries is there, typed as the spec says.
+createEventRouter()
+  .on('ag.access_pass.updated', (e) => {
+    const holder: [string | null, string | null, string | null] = [
+      e.data.id,
+      e.data.full_name,
+      e.data.tag_id,
+    ];
+    const templates: unknown[] | null = e.data.card_templates;
+    const hidOrg: string | null = e.data.hid_org_id;
+    const devices: Device[] | null = e.data.devices;
+    void [holder, templates, hidOrg, devices];
+  })
+  .on('ag.card_template.updated', (e) => {
+    const seos: string | null = e.data.hid_org_id;
+    void seos;
+  })
+  .on('ag.card_template_pair.created', (e) => {
+    const pair: [string | null, unknown[] | null] = [e.data.card_template_id, e.data.card_templates];
+    void pair;
+  })
+  .on(['ag.landing_page.attached_to_template', 'ag.credential_profile.attached_to_template'], (e) => {
+    const template: string | null = e.data.card_template_id;
+    void template;
+  })
+  .on('ag.landing_page.*', (e) => {
+    const page: [string | null, Record<string, unknown> | null] = [e.data.landing_page_id, e.data.metadata];
+    void page;
+  })
+  .on('ag.credential_profile.created', (e) => {
+    const profile: [string | null, string | null] = [e.data.credential_profile_id, e.data.protocol];
+    void profile;
+  })
+  .on('ag.hid_org.*', (e) => {
+    const org: string | null = e.data.hid_org_id;
+    void org;
+  })
+  .on('ag.webhook.cert_expiring', (e) => {
+    const metadata: Record<string, unknown> | null = e.data.metadata;
+    // The emulator's fields the spec does not show are extras: read them from the envelope.
+    const raw: unknown = e.raw.data;
+    void [metadata, raw];
+  })
+  .on(['ag.landing_page.created', 'ag.credential_profile.created'], (e) => {
+    // What two families share: metadata, and each one's fields once the type is checked.
+    const metadata: Record<string, unknown> | null = e.data.metadata;
+    const id: string | null =
+      e.type === 'ag.landing_page.created' ? e.data.landing_page_id : e.data.credential_profile_id;
+    void [metadata, id];
+  })
+  .onAny((e) => {
+    // Any event: its family's fields once the type is checked, or a field by presence.
+    const id: string | null = 'id' in e.data ? e.data.id : null;
+    const balance: number | null = e.type === 'ag.account_balance.low' ? e.data.current_balance : null;
+    void [id, balance];
+  });
+
 // The logger option takes console, a pino-shaped logger, or any subset of the four methods.
 interface PinoLike {
   info(obj: object, msg?: string, ...args: unknown[]): void;

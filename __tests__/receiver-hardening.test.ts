@@ -269,7 +269,7 @@ describe.each(DOORS)('hardening through $name', (door) => {
     let runs = 0;
     const router = createEventRouter().onAny(() => void runs++);
     const d = await start({ router });
-    const text = JSON.stringify(buildEvent('ag.hid_org.created', { title: '@@' }));
+    const text = JSON.stringify(buildEvent('ag.hid_org.created', { hid_org_id: '@@' }));
     const [head, tail] = text.split('@@') as [string, string];
     const body = Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)]);
     const answer = await d.send(delivery(null, body));

@@ -1,5 +1,6 @@
 import express from 'express';
-import { EVENT_TYPES, createEventRouter, webhookReceiver } from 'service-webhooks';
+import { EVENT_TYPES, createEventRouter, webhookReceiver, type EventType } from 'service-webhooks';
+import { fieldsOf } from '../lib/events/family-fields';
 import {
   buildEvent,
   buildUnknownEvent,
@@ -102,7 +103,7 @@ describe('buildEvent', () => {
     expect(Math.abs(Date.parse(one.time) - Date.now())).toBeLessThan(5000);
     const fixed = buildEvent(
       'ag.hid_org.created',
-      { hid_org_id: 'hid_9', organization_name: undefined },
+      { hid_org_id: 'hid_9', metadata: undefined },
       { id: 'evt_1', time: '2026-01-02T03:04:05Z', origin: 'eu' },
     );
     expect(fixed).toMatchObject({ id: 'evt_1', time: '2026-01-02T03:04:05.000Z', source: '/service/eu' });
@@ -145,6 +146,153 @@ describe('buildEvent checks the type; buildUnknownEvent builds what the catalogu
     expect(buildUnknownEvent('ag.access_pass.issued', { full_name: 'X' }, options)).toEqual(
       buildEvent('ag.access_pass.issued', { full_name: 'X' }, options),
     );
+  });
+});
+
+describe('buildEvent and deliverEvent refuse a field the type does not carry, at run time', () => {
+  // As JavaScript callers write it: TypeScript refuses these at compile time (testing.types.ts).
+  const build = buildEvent as (type: string, data?: unknown, options?: object) => unknown;
+  const tail = '. To send a field the spec does not define, use buildUnknownEvent.';
+
+  it.each<[string, EventType, 'A' | 'B', Record<string, unknown>, string]>([
+    [
+      'a misspelling, with a hint',
+      'ag.access_pass.issued',
+      'A',
+      { full_nam: 'Ada' },
+      'ag.access_pass.issued in layout A has no field "full_nam"; did you mean "full_name"?',
+    ],
+    [
+      'a misspelled layout B name',
+      'ag.access_pass.issued',
+      'B',
+      { acess_pass_id: 'ap_1' },
+      'ag.access_pass.issued in layout B has no field "acess_pass_id"; did you mean "access_pass_id"?',
+    ],
+    [
+      'a layout A name in layout B, naming the layout B one',
+      'ag.access_pass.updated',
+      'B',
+      { id: 'ap_1' },
+      'ag.access_pass.updated in layout B has no field "id"; layout B calls it "access_pass_id"',
+    ],
+    [
+      'devices in layout B',
+      'ag.access_pass.devices.added',
+      'B',
+      { devices: [] },
+      'ag.access_pass.devices.added in layout B has no field "devices"; layout B calls it "device"',
+    ],
+    [
+      'details in layout B, naming the flat fields',
+      'ag.access_pass.issued',
+      'B',
+      { details: {} },
+      'ag.access_pass.issued in layout B has no field "details"; layout B calls it "card_number", "site_code", "file_data"',
+    ],
+    [
+      'a layout B name in layout A',
+      'ag.access_pass.issued',
+      'A',
+      { card_number: '1' },
+      'ag.access_pass.issued in layout A has no field "card_number"; layout A calls it "details.card_number"',
+    ],
+    [
+      "another family's field (issue 22)",
+      'ag.access_pass.issued',
+      'A',
+      { current_balance: 5 },
+      'ag.access_pass.issued in layout A has no field "current_balance": layout A gives it to account_balance events',
+    ],
+    [
+      'a field only some types of another family carry',
+      'ag.landing_page.created',
+      'A',
+      { card_template_id: 'ct_1' },
+      'ag.landing_page.created in layout A has no field "card_template_id": layout A gives it to access_pass events, card_template events, card_template_pair events, ag.landing_page.attached_to_template, ag.credential_profile.attached_to_template',
+    ],
+    [
+      'devices on issued (rule 2)',
+      'ag.access_pass.issued',
+      'A',
+      { devices: [] },
+      'ag.access_pass.issued in layout A has no field "devices": spec 6 rule 2 puts details on ag.access_pass.issued only, devices on every other access pass event',
+    ],
+    [
+      'a layout A field layout B does not carry',
+      'ag.access_pass.issued',
+      'B',
+      { full_name: 'Ada' },
+      'ag.access_pass.issued in layout B has no field "full_name": layout B (spec 2.4) does not carry it',
+    ],
+    [
+      'a device on a layout B event that is not a device event',
+      'ag.access_pass.updated',
+      'B',
+      { device: { id: 'd' } },
+      'ag.access_pass.updated in layout B has no field "device": layout B gives it to ag.access_pass.devices.added, ag.access_pass.devices.suspended, ag.access_pass.devices.resumed',
+    ],
+    [
+      'a field the spec does not define',
+      'ag.hid_org.created',
+      'A',
+      { region: 'eu-1' },
+      'ag.hid_org.created in layout A has no field "region"',
+    ],
+    [
+      'a field set to undefined is still named',
+      'ag.card_template.created',
+      'A',
+      { devices: undefined },
+      'ag.card_template.created in layout A has no field "devices": layout A gives it to access_pass events except ag.access_pass.issued',
+    ],
+  ])('refuses %s', (_name, type, layout, data, message) => {
+    expect(() => build(type, data, { layout })).toThrow(
+      new TypeError(`[service-webhooks] buildEvent: ${message}${tail}`),
+    );
+  });
+
+  it('names deliverEvent when it is the caller, and sends nothing', () => {
+    let requests = 0;
+    const app = express().use((_req, res) => void (requests++, res.sendStatus(200)));
+    const deliver = deliverEvent as (target: unknown, type: string, data: unknown) => unknown;
+    expect(() => deliver(app, 'ag.account_balance.low', { full_name: 'Ada' })).toThrow(
+      `[service-webhooks] deliverEvent: ag.account_balance.low in layout A has no field "full_name": layout A gives it to access_pass events${tail}`,
+    );
+    expect(requests).toBe(0);
+  });
+
+  it('refuses data that is not an object', () => {
+    expect(() => build('ag.hid_org.created', ['hid_org_id'])).toThrow(
+      '[service-webhooks] buildEvent: data must be an object of field overrides',
+    );
+  });
+
+  it.each<[string, EventType, 'A' | 'B', Record<string, unknown>]>([
+    ['anything inside metadata', 'ag.hid_org.created', 'A', { metadata: { region: 'eu-1', deep: { a: 1 } } }],
+    ["each family's own fields", 'ag.card_template.created', 'A', { hid_org_id: 'h', protocol: 'seos' }],
+    [
+      'the template on attached_to_template',
+      'ag.credential_profile.attached_to_template',
+      'A',
+      { card_template_id: 'ct_1' },
+    ],
+    ['the flat credential in layout B', 'ag.access_pass.updated', 'B', { card_number: '7', site_code: 69 }],
+    ['a device on a layout B device event', 'ag.access_pass.devices.resumed', 'B', { device: { id: 'd' } }],
+  ])('accepts %s', (_name, type, layout, data) => {
+    expect(() => build(type, data, { layout })).not.toThrow();
+  });
+
+  it('builds defaults with only the fields each type carries, in both layouts', () => {
+    const extra = EVENT_TYPES.flatMap((type) =>
+      (['A', 'B'] as const).flatMap((layout) =>
+        Object.keys(buildEvent(type, {}, { layout }).data)
+          .filter((field) => !fieldsOf(type, layout).includes(field))
+          .map((field) => `${type} ${layout} ${field}`),
+      ),
+    );
+    // The spec does not show cert_expiring's data (section 6 rule 8); the emulator's fields are extras.
+    expect(extra.filter((line) => !line.startsWith('ag.webhook.'))).toEqual([]);
   });
 });
 
@@ -191,7 +339,7 @@ describe('the test kit in a project with exactOptionalPropertyTypes', () => {
         "import { buildEvent, deliverEvent, sendHandshake } from 'service-webhooks/testing';",
         'declare const maybe: string | undefined;',
         "buildEvent('ag.hid_org.created', { hid_org_id: maybe }, { id: maybe, time: maybe, layout: undefined });",
-        "buildEvent('ag.hid_org.created', { access_pass_id: maybe }, { layout: 'B', origin: maybe });",
+        "buildEvent('ag.access_pass.issued', { access_pass_id: maybe }, { layout: 'B', origin: maybe });",
         "void deliverEvent(express(), 'ag.hid_org.created', {}, { token: maybe, path: maybe });",
         'void sendHandshake(express(), { challenge: maybe, token: maybe });',
         '```',

@@ -7,6 +7,7 @@ import {
   deliverEvent,
   type DeliveryEnvelope,
   type LayoutAOverrides,
+  type LayoutBOverrides,
 } from 'service-webhooks/testing';
 import express from 'express';
 
@@ -64,9 +65,47 @@ declare const layout: 'A' | 'B';
 buildEvent('ag.hid_org.created', {}, { layout });
 void deliverEvent(app, 'ag.hid_org.created', { hid_org_id: 'h' }, { layout, token: 't' });
 
-// Overrides kept in a variable are checked where they are declared.
-const overrides: LayoutAOverrides = { organization_name: 'Acme' };
+// Overrides are the type's own fields (spec 2.2, 2.4): another family's field is an error.
+// @ts-expect-error an access pass event carries no balance (issue 22)
+void deliverEvent(app, 'ag.access_pass.issued', { current_balance: 5 });
+// @ts-expect-error issued carries details, not devices (rule 2)
+buildEvent('ag.access_pass.issued', { devices: [] });
+// @ts-expect-error only issued carries details (rule 2)
+buildEvent('ag.access_pass.updated', { details: { card_number: '1' } });
+// @ts-expect-error a card template has no devices
+buildEvent('ag.card_template.created', { devices: [] });
+// @ts-expect-error an account balance has no holder
+buildEvent('ag.account_balance.low', { full_name: 'Ada' });
+// @ts-expect-error an HID org names no organization (spec 2.2 gives organization_name to balances)
+buildEvent('ag.hid_org.created', { organization_name: 'Acme' });
+// @ts-expect-error only attached_to_template names a template
+buildEvent('ag.landing_page.created', { card_template_id: 'ct_1' });
+// @ts-expect-error the webhook family's data is not shown (rule 8): extras take buildUnknownEvent
+buildEvent('ag.webhook.cert_expiring', { expires_at: '2027-01-01T00:00:00Z' });
+// @ts-expect-error layout B: only device events carry a device
+buildEvent('ag.access_pass.updated', { device: { id: 'd' } }, { layout: 'B' });
+// @ts-expect-error layout B: a card template has no pass id
+buildEvent('ag.card_template.created', { access_pass_id: 'ap_1' }, { layout: 'B' });
+// @ts-expect-error layout B carries no holder (spec 2.4)
+buildEvent('ag.access_pass.issued', { full_name: 'Ada' }, { layout: 'B' });
+// @ts-expect-error layout B has no hid_org_id
+void deliverEvent(app, 'ag.hid_org.created', { hid_org_id: 'h' }, { layout: 'B' });
+buildEvent('ag.account_balance.low', { current_balance: 5, threshold: 10, metadata: { team: 'ops' } });
+buildEvent('ag.card_template.created', { card_template_id: 'ct_1', protocol: 'seos', hid_org_id: 'h' });
+buildEvent('ag.landing_page.attached_to_template', { landing_page_id: 'lp_1', card_template_id: 'ct_1' });
+buildEvent('ag.credential_profile.created', { credential_profile_id: 'cp_1', protocol: 'desfire' });
+buildEvent('ag.access_pass.updated', { devices: [{ id: 'd' }], state: 'suspended' });
+buildEvent('ag.access_pass.updated', { card_number: '7', site_code: 69 }, { layout: 'B' });
+buildEvent('ag.account_balance.low', { account_id: 'a', current_balance: 1 }, { layout: 'B' });
+void deliverEvent(app, 'ag.card_template_pair.created', { card_templates: [], card_template_id: 'ct_1' });
+
+// Overrides kept in a variable are checked where they are declared; the type narrows them.
+const overrides: LayoutAOverrides<'ag.hid_org.created'> = { hid_org_id: 'h' };
 buildEvent('ag.hid_org.created', overrides);
+// @ts-expect-error an HID org's overrides have no holder
+const _holder: LayoutAOverrides<'ag.hid_org.created'> = { full_name: 'Ada' };
+const _anyFamily: LayoutAOverrides = { organization_name: 'Acme', full_name: 'Ada' };
+const _layoutB: LayoutBOverrides<'ag.access_pass.devices.added'> = { device: { id: 'd' } };
 
 // The escape hatch builds what the catalogue does not know yet, and says so in its type.
 const _future = buildUnknownEvent('ag.access_pass.transferred', { region: 'eu-1', current_balance: '1' });

@@ -5,9 +5,11 @@ import {
   challengeHandshake,
   createEventRouter,
   webhookReceiver,
+  type AccessPassEventType,
   type AnyWebhookEvent,
   type DeliveryRecord,
   type Logger,
+  type WebhookEvent,
   type WebhookReceiver,
 } from '../lib';
 import { prometheusMetrics } from '../lib/metrics';
@@ -35,16 +37,12 @@ export interface DemoReceiver {
   drain(): Promise<void>;
 }
 
-function describe(event: AnyWebhookEvent): string {
+function describePass(event: WebhookEvent<AccessPassEventType>): string {
   const { data } = event;
   // Layout B carries the pass id and the credential, not the holder or the state: say only what came.
-  if (event.type.startsWith('ag.access_pass.'))
-    return event.layout === 'B'
-      ? `pass ${data.id}${data.details?.card_number ? `, card ${data.details.card_number}` : ''}`
-      : `pass ${data.id} (${data.full_name}), state ${data.state}`;
-  if (event.type.startsWith('ag.account_balance.'))
-    return `balance ${data.current_balance} < threshold ${data.threshold}`;
-  return `${data.card_template_id ?? data.landing_page_id ?? data.credential_profile_id ?? data.hid_org_id ?? 'no id'}`;
+  return event.layout === 'B'
+    ? `pass ${data.id}${data.details?.card_number ? `, card ${data.details.card_number}` : ''}`
+    : `pass ${data.id} (${data.full_name}), state ${data.state}`;
 }
 
 export function createDemoReceiver(logger: Logger | false = false): DemoReceiver {
@@ -69,7 +67,7 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
       if (event.type === 'ag.access_pass.issued')
         return succeeded(event, `issued, card ${event.data.details.card_number}`);
       const device = event.data.devices?.[0];
-      succeeded(event, `${describe(event)}${device ? `, device ${device.id} (${device.type})` : ''}`);
+      succeeded(event, `${describePass(event)}${device ? `, device ${device.id} (${device.type})` : ''}`);
     })
     .on('ag.card_template.*', (event) => {
       // The scenario's flaky dependency: fails the first time it sees a marked event.
@@ -92,13 +90,13 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
     .on('ag.hid_org.*', (event) =>
       succeeded(
         event,
-        // Layout B has no hid_org_id (spec 2.4): it names the organization instead.
-        event.data.hid_org_id === null
-          ? `HID org of ${event.data.organization_name}`
-          : `HID org ${event.data.hid_org_id}`,
+        // Layout B has no hid_org_id (spec 2.4), and an HID org event names nothing else.
+        event.data.hid_org_id === null ? 'HID org (layout B names none)' : `HID org ${event.data.hid_org_id}`,
       ),
     )
-    .on('ag.account_balance.low', (event) => succeeded(event, describe(event)))
+    .on('ag.account_balance.low', (event) =>
+      succeeded(event, `balance ${event.data.current_balance} < threshold ${event.data.threshold}`),
+    )
     // A warning for people, not a command: tell whoever owns the mTLS pins to add the next
     // certificate's pin beside the current one before the date; never pin from the event itself.
     .on('ag.webhook.cert_expiring', (event) => {

@@ -57,6 +57,7 @@ export type {
   Protocol,
 } from './events/data-schemas';
 export type * from './events/webhook-event';
+export type { DataFieldOf, LayoutBFieldOf } from './events/family-fields';
 export { parseSchemaVersion } from './events/normalize-event';
 export { RetryLater } from './events/retry-later';
 export {

@@ -1,13 +1,10 @@
-import { didYouMean } from '../did-you-mean';
 import type { EventType } from '../events/catalogue';
-import { EVENT_DATA_FIELDS, LAYOUT_B_FIELDS } from '../events/data-schemas';
+import { fieldsOf } from '../events/family-fields';
+import { unknownFieldReason } from '../events/unknown-field-reason';
 import type { Layout } from '../events/webhook-event';
-import { defaultLayoutAData, LAYOUT_B_KEPT, toLayoutBData } from '../testing/default-data';
+import { defaultLayoutAData, toLayoutBData } from '../testing/default-data';
 import { UsageError } from './cli-errors';
 
-/** Layout B's data fields (spec 2.4): its own names and the ones it shares with layout A. */
-const LAYOUT_B_NAMES: readonly string[] = [...LAYOUT_B_FIELDS, ...LAYOUT_B_KEPT];
-const LAYOUT_A_NAMES: readonly string[] = EVENT_DATA_FIELDS;
 const ENVELOPE_NAMES = ['id'];
 
 /** `"Ada"` stays a string; `42`, `true`, `null`, `{"a":1}` are read as JSON. */
@@ -28,7 +25,8 @@ export function parseSets(
   layout: Layout,
   sets: readonly string[],
 ): { data: Record<string, unknown>; id?: string } {
-  const names = layout === 'A' ? LAYOUT_A_NAMES : LAYOUT_B_NAMES;
+  // The type's own fields in the layout (spec 2.2, 2.4), as the test kit takes them.
+  const names = fieldsOf(type, layout);
   const defaults = layout === 'A' ? defaultLayoutAData(type) : toLayoutBData(type, defaultLayoutAData(type));
   const data: Record<string, unknown> = {};
   let id: string | undefined;
@@ -50,10 +48,7 @@ export function parseSets(
       );
     }
     if (!names.includes(field)) {
-      const hint = didYouMean(field, names);
-      throw new UsageError(
-        `--set data.${field}: layout ${layout} has no field "${field}"${hint === undefined ? '' : `; did you mean "data.${hint}"?`}`,
-      );
+      throw new UsageError(`--set data.${field}: ${unknownFieldReason(type, layout, field, 'data.')}`);
     }
     if (rest.length === 0) {
       data[field] = value(raw);

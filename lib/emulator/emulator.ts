@@ -4,7 +4,7 @@ import { checkOptionKeys } from '../check-option-keys';
 import type { EventType } from '../events/catalogue';
 import type { Layout } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
-import { buildEvent, type DeliveryEnvelope } from '../testing/build-event';
+import { buildCatalogueEvent, type DeliveryEnvelope } from '../testing/build-event';
 import { certExpiringData } from './cert-expiry';
 import type { ConsoleAccount } from './console-api';
 import type { ResolvedEmulatorOptions } from './create-emulator';
@@ -92,11 +92,17 @@ export class Emulator extends EmulatorWebhooks {
   /** Builds an event and delivers it to every verified webhook subscribed to its type, and no other. */
   emit(type: EventType, data: Record<string, unknown> = {}, options: EmitOptions = {}): EmitResult {
     checkOptionKeys(options, ['layout', 'id', 'time'], 'emulator.emit');
-    const event = buildEvent(type, data, {
-      ...options,
-      origin: this.#options.origin,
-      schemaBaseUrl: this.url,
-    });
+    const event = buildCatalogueEvent(
+      type,
+      data,
+      {
+        ...options,
+        origin: this.#options.origin,
+        schemaBaseUrl: this.url,
+      },
+      'emulator.emit',
+      false,
+    );
     return this.deliver(event);
   }
 

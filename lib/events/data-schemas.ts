@@ -136,5 +136,8 @@ export type Device = CredentialDetails & {
   /** The kind of device (a phone's wallet, a watch), as sent; null when not carried. */
   type: string | null;
 };
-/** The data every event carries, in layout A names; what the spec promises for every type. */
+/**
+ * Every data field of every family, in layout A names: what normalization produces at run time (a field
+ * the event did not carry is `null`). A handler sees its type's part of it (`EventDataFor`).
+ */
 export type EventData = Strict<Built['eventDataShape']>;

@@ -3,7 +3,7 @@ import { dataSchemas, type EventData } from './data-schemas';
 import { detectLayout } from './detect-layout';
 import { fastEventData } from './fast-event-data';
 import { InvalidEventError, schemaError } from './invalid-event-error';
-import type { AnyWebhookEvent, Layout, SchemaVersion } from './webhook-event';
+import type { Layout, SchemaVersion, UnknownWebhookEvent } from './webhook-event';
 
 const SCHEMA_URL = /\/schemas\/([A-Za-z0-9_-]+)\/v(\d+)\.(\d+)\.(\d+)\.json$/;
 
@@ -62,13 +62,14 @@ function liftLayoutB(type: string, raw: Record<string, unknown>): Record<string,
 
 /**
  * A checked envelope and its data (already decoded from `data_base64` when it came so) as the
- * normalized event every handler receives; `raw` is the envelope as received.
+ * normalized event every handler receives; `raw` is the envelope as received. Typed as it is at run
+ * time, every field present; handlers see it through their type's narrower data.
  */
 export function normalizeEvent(
   envelope: EnvelopeAttributes,
   data: unknown,
   raw: Readonly<Record<string, unknown>>,
-): AnyWebhookEvent {
+): UnknownWebhookEvent {
   const rawData = dataObject(data);
   const layout: Layout = detectLayout(envelope, rawData);
   const canonical = layout === 'A' ? rawData : liftLayoutB(envelope.type, rawData);
@@ -85,5 +86,5 @@ export function normalizeEvent(
     schemaVersion: parseSchemaVersion(dataschema),
     data: checked,
     raw,
-  } as AnyWebhookEvent;
+  };
 }

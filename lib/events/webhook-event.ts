@@ -5,21 +5,33 @@ import type {
   EventType,
 } from './catalogue';
 import type { CredentialDetails, Device, EventData, Metadata, Protocol } from './data-schemas';
+import type { DataFieldOf } from './family-fields';
 
+/**
+ * The data of a type's family, and only that: the fields spec 2.2 names for it, each nullable (a field
+ * the event did not carry is `null`). Extra fields still pass through at run time; read them from `raw`.
+ */
+export type FamilyEventData<T extends EventType> = Pick<EventData, DataFieldOf<T>>;
+
+/** Every access-pass event; rule 2: `details` is only on `issued`, `devices` on the rest. */
+export type AccessPassEventData = Pick<EventData, DataFieldOf<'ag.access_pass.updated'> | 'details'>;
 /** Rule 2: `issued` carries the credential details and no devices. */
-export type AccessPassIssuedData = Omit<EventData, 'details' | 'devices'> & {
+export type AccessPassIssuedData = Omit<AccessPassEventData, 'details' | 'devices'> & {
   /** The issued credential: card number, site code, file data. */
   details: CredentialDetails;
   /** Always null on `issued`: a device comes with the device events. */
   devices: null;
 };
 /** Rule 3: a device event carries exactly the affected device. */
-export type AccessPassDeviceEventData = Omit<EventData, 'devices'> & {
+export type AccessPassDeviceEventData = Omit<AccessPassEventData, 'devices'> & {
   /** The one device the event is about (layout B's `device`, lifted into a list). */
   devices: [Device];
 };
 /** Rule 4: a card-template event carries the template's id, protocol and metadata. */
-export type CardTemplateEventData = Omit<EventData, 'card_template_id' | 'protocol' | 'metadata'> & {
+export type CardTemplateEventData = Omit<
+  FamilyEventData<CardTemplateEventType>,
+  'card_template_id' | 'protocol' | 'metadata'
+> & {
   /** The template the event is about. */
   card_template_id: string;
   /** The template's credential protocol. */
@@ -29,7 +41,7 @@ export type CardTemplateEventData = Omit<EventData, 'card_template_id' | 'protoc
 };
 /** Rule 5: `ag.account_balance.low` carries the five balance fields, as numbers. */
 export type AccountBalanceEventData = Omit<
-  EventData,
+  FamilyEventData<AccountBalanceEventType>,
   'account_id' | 'organization_name' | 'current_balance' | 'threshold' | 'amount_below_threshold'
 > & {
   /** The account whose balance is low. */
@@ -44,16 +56,18 @@ export type AccountBalanceEventData = Omit<
   amount_below_threshold: number;
 };
 
-/** The data of each type: what the spec promises for it, and no more. */
+/** The data of each type: the fields of its family (spec 2.2), with what rules 2–5 promise for it. */
 export type EventDataFor<T extends EventType> = T extends 'ag.access_pass.issued'
   ? AccessPassIssuedData
   : T extends AccessPassDeviceEventType
     ? AccessPassDeviceEventData
-    : T extends CardTemplateEventType
-      ? CardTemplateEventData
-      : T extends AccountBalanceEventType
-        ? AccountBalanceEventData
-        : EventData;
+    : T extends `ag.access_pass.${string}`
+      ? AccessPassEventData
+      : T extends CardTemplateEventType
+        ? CardTemplateEventData
+        : T extends AccountBalanceEventType
+          ? AccountBalanceEventData
+          : FamilyEventData<T>;
 
 /** The data type of every catalogue type, by type: `EventDataMap['ag.access_pass.issued']`. */
 export type EventDataMap = { [T in EventType]: EventDataFor<T> };

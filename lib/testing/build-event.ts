@@ -5,6 +5,7 @@ import { EVENT_TYPES, familyOf, isEventType, type EventType } from '../events/ca
 import type { Layout } from '../events/webhook-event';
 import { OptionsError } from '../options-error';
 import { defaultLayoutAData, SCHEMA_VERSIONS, toLayoutBData } from './default-data';
+import { checkDataFields } from './check-data-fields';
 import type { DataOverrides } from './event-overrides';
 
 /** Options of {@link buildEvent} and {@link buildUnknownEvent}; an unknown one throws. */
@@ -112,23 +113,38 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 /**
  * Builds a valid delivery of a catalogue `type` in layout A or B, with realistic data for its family.
  * `data` overrides fields in the chosen layout's own names (`access_pass_id`, not `id`, for layout B),
- * checked at compile time; a field set to `undefined` is removed. For a type or a field the catalogue
- * does not know, use {@link buildUnknownEvent}.
+ * only those the type's family carries, checked at compile time and at run time (with a "did you
+ * mean"); a field set to `undefined` is removed. For a type or a field the catalogue does not know,
+ * use {@link buildUnknownEvent}.
  */
 export function buildEvent<T extends EventType, L extends Layout = 'A'>(
   type: T,
-  data: DataOverrides<L> = {},
+  data?: DataOverrides<L, NoInfer<T>>,
   options: BuildEventOptions<L> = {},
 ): DeliveryEnvelope<T> {
-  // JavaScript callers get the check TypeScript makes: a misspelled type would build an event no
-  // handler matches, and the test would pass for the wrong reason.
+  return buildCatalogueEvent(type, data ?? {}, options, 'buildEvent', true) as DeliveryEnvelope<T>;
+}
+
+/**
+ * A delivery of a catalogue type, with JavaScript callers' checks of what TypeScript checks: a
+ * misspelled type would build an event no handler matches, and the test would pass for the wrong
+ * reason. `checkFields` also checks the data's field names (the emulator, a sender, sends any).
+ */
+export function buildCatalogueEvent(
+  type: unknown,
+  data: unknown,
+  options: BuildEventOptions,
+  where: string,
+  checkFields: boolean,
+): DeliveryEnvelope {
   if (!isEventType(type)) {
     const hint = didYouMean(String(type), EVENT_TYPES);
     throw new TypeError(
-      `[service-webhooks] buildEvent: unknown event type ${JSON.stringify(type)}${hint === undefined ? '' : `; did you mean "${hint}"?`} For a type the catalogue does not know yet, use buildUnknownEvent.`,
+      `[service-webhooks] ${where}: unknown event type ${JSON.stringify(type)}${hint === undefined ? '' : `; did you mean "${hint}"?`} For a type the catalogue does not know yet, use buildUnknownEvent.`,
     );
   }
-  return buildEnvelope(type, data as Record<string, unknown>, options, 'buildEvent') as DeliveryEnvelope<T>;
+  if (checkFields) checkDataFields(type, checkBuildOptions(options, BUILD_OPTION_KEYS, where), data, where);
+  return buildEnvelope(type, data as Record<string, unknown>, options, where);
 }
 
 /**

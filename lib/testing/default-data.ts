@@ -1,4 +1,5 @@
 import { familyOf, type EventType } from '../events/catalogue';
+import { LAYOUT_B_KEPT } from '../events/family-fields';
 
 /** Schema versions differ per resource, as the Service's do (spec 9). */
 export const SCHEMA_VERSIONS: Readonly<Record<string, string>> = {
@@ -56,6 +57,11 @@ function accessPassData(type: string): Record<string, unknown> {
   return data;
 }
 
+/** The template an `attached_to_template` event names; other types name none. */
+function attachedTo(type: string): Record<string, unknown> {
+  return type.endsWith('.attached_to_template') ? { card_template_id: TEMPLATE_ID } : {};
+}
+
 /** Realistic layout A data for a type: every field the spec defines for its family. */
 export function defaultLayoutAData(type: EventType | string): Record<string, unknown> {
   switch (familyOf(type)) {
@@ -70,18 +76,11 @@ export function defaultLayoutAData(type: EventType | string): Record<string, unk
         metadata: {},
       };
     case 'landing_page':
-      return {
-        landing_page_id: 'lp_41c7',
-        card_template_id: type.endsWith('attached_to_template') ? TEMPLATE_ID : null,
-      };
+      return { landing_page_id: 'lp_41c7', ...attachedTo(type) };
     case 'credential_profile':
-      return {
-        credential_profile_id: 'cp_93aa',
-        card_template_id: type.endsWith('attached_to_template') ? TEMPLATE_ID : null,
-        protocol: 'seos',
-      };
+      return { credential_profile_id: 'cp_93aa', ...attachedTo(type), protocol: 'seos' };
     case 'hid_org':
-      return { hid_org_id: 'hid_org_31', organization_name: 'Acme Corp' };
+      return { hid_org_id: 'hid_org_31', metadata: {} };
     case 'account_balance':
       return {
         account_id: 'acct_1f2e',
@@ -106,20 +105,6 @@ export function defaultLayoutAData(type: EventType | string): Record<string, unk
 }
 
 const DAY = 24 * 60 * 60 * 1000;
-
-/** Layout A fields layout B carries under the same name (spec 2.4). */
-export const LAYOUT_B_KEPT = [
-  'card_template_id',
-  'landing_page_id',
-  'credential_profile_id',
-  'account_id',
-  'organization_name',
-  'current_balance',
-  'threshold',
-  'amount_below_threshold',
-  'protocol',
-  'metadata',
-] as const;
 
 /** The same event in the earlier flat layout (spec 2.4). */
 export function toLayoutBData(type: string, a: Record<string, unknown>): Record<string, unknown> {

@@ -1,12 +1,10 @@
-import type { Layout } from '../events/webhook-event';
+import type { EventType } from '../events/catalogue';
 import type { CredentialDetails, Device, EventData, Metadata, Protocol } from '../events/data-schemas';
+import type { DataFieldOf, LayoutBFieldOf } from '../events/family-fields';
+import type { Layout } from '../events/webhook-event';
 
-/**
- * Data fields of a layout A delivery (spec 2.2), each optional: a field left out keeps the test kit's
- * realistic default, one set to `undefined` is removed. A misspelled name is a compile error; to send
- * a field the spec does not define, use `buildUnknownEvent`.
- */
-export type LayoutAOverrides = {
+/** Every layout A data field (spec 2.2), each optional. */
+type LayoutAFields = {
   [K in Exclude<keyof EventData, 'details' | 'devices'>]?: EventData[K] | undefined;
 } & {
   /** Sent on `ag.access_pass.issued`; the receiver reads a field left out as `null`. */
@@ -15,8 +13,8 @@ export type LayoutAOverrides = {
   devices?: Partial<Device>[] | null | undefined;
 };
 
-/** Data fields of a layout B delivery (spec 2.4, the earlier flat layout), in layout B's own names. */
-export interface LayoutBOverrides {
+/** Every layout B data field (spec 2.4, the earlier flat layout), in layout B's own names. */
+interface LayoutBFields {
   /** The access pass's id (layout A's `id`). */
   access_pass_id?: string | null | undefined;
   /** The card template's id. */
@@ -57,5 +55,18 @@ export interface LayoutBOverrides {
   file_data?: string | null | undefined;
 }
 
-/** The data overrides of a layout: its own field names, and only those. */
-export type DataOverrides<L extends Layout = 'A'> = L extends 'B' ? LayoutBOverrides : LayoutAOverrides;
+/**
+ * Data fields of a layout A delivery of type `T` (spec 2.2: only its family's), each optional: a field
+ * left out keeps the test kit's realistic default, one set to `undefined` is removed. A misspelled name
+ * or another family's field is a compile error; to send a field the spec does not define, use
+ * `buildUnknownEvent`. Without `T`, the fields of every type.
+ */
+export type LayoutAOverrides<T extends EventType = EventType> = Pick<LayoutAFields, DataFieldOf<T>>;
+
+/** Data fields of a layout B delivery of type `T`, in layout B's own names. Without `T`, of every type. */
+export type LayoutBOverrides<T extends EventType = EventType> = Pick<LayoutBFields, LayoutBFieldOf<T>>;
+
+/** The data overrides of a layout and a type: the layout's own field names for the type, and only those. */
+export type DataOverrides<L extends Layout = 'A', T extends EventType = EventType> = L extends 'B'
+  ? LayoutBOverrides<T>
+  : LayoutAOverrides<T>;

@@ -5,7 +5,7 @@ import type { EventType } from '../events/catalogue';
 import type { Layout } from '../events/webhook-event';
 import {
   BUILD_OPTION_KEYS,
-  buildEvent,
+  buildCatalogueEvent,
   checkBuildOptions,
   type BuildEventOptions,
   type DeliveryEnvelope,
@@ -63,7 +63,7 @@ export function sendEvent(
 export function deliverEvent<T extends EventType, L extends Layout = 'A'>(
   target: Target,
   type: T,
-  data: DataOverrides<L> = {},
+  data?: DataOverrides<L, NoInfer<T>>,
   options: SendOptions & BuildEventOptions<L> = {},
 ): Test {
   // Checked as one set, so a key either function knows is not refused by the other.
@@ -73,7 +73,7 @@ export function deliverEvent<T extends EventType, L extends Layout = 'A'>(
     ...(token === undefined ? {} : { token }),
     ...(path === undefined ? {} : { path }),
   };
-  return sendEvent(target, buildEvent<T, L>(type, data, build as BuildEventOptions<L>), send);
+  return sendEvent(target, buildCatalogueEvent(type, data ?? {}, build, 'deliverEvent', true), send);
 }
 
 /** Options of {@link sendHandshake}. */
