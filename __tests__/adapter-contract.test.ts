@@ -1,6 +1,7 @@
 import { createEventRouter, MemoryStore, type IdempotencyStore, type ReceiverOptions } from '../lib';
 import { binaryMode, countingRouter, delivery, issued, ROWS, sleep, TOKEN } from './support/contract-rows';
 import { DOORS, fetchDoor, type OpenDoor } from './support/doors';
+import { gate } from './support/gate';
 
 const failingStore = (claim: IdempotencyStore['claim']): IdempotencyStore => ({
   claim,
@@ -109,15 +110,24 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
   });
 
   it('answers 409 to the same event while its first delivery runs, and never runs it twice at once', async () => {
-    const { door: d, runs } = await start({ timeoutMs: 1000 });
-    const event = issued({ title: 'slow' }, 'evt_busy');
+    const started = gate("the first delivery's handler started");
+    const release = gate('the test released the first handler');
+    let runs = 0;
+    const router = createEventRouter().on('ag.access_pass.issued', async () => {
+      runs++;
+      started.open();
+      await release.opened;
+    });
+    const { door: d } = await start({ timeoutMs: 5000, router });
+    const event = issued({}, 'evt_busy');
     const first = d.send(delivery(event));
-    await sleep(50);
+    await started.opened;
     const second = await d.send(delivery(event));
+    release.open();
     expect(second.status).toBe(409);
     expect(second.headers['retry-after']).toBe('30');
     expect((await first).status).toBe(200);
-    expect(runs.get('evt_busy')).toBe(1);
+    expect(runs).toBe(1);
   });
 
   it.each([
