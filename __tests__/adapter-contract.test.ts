@@ -1,6 +1,7 @@
 import { createEventRouter, MemoryStore, type IdempotencyStore, type ReceiverOptions } from '../lib';
 import { binaryMode, countingRouter, delivery, issued, ROWS, sleep, TOKEN } from './support/contract-rows';
 import { DOORS, fetchDoor, type OpenDoor } from './support/doors';
+import { gate } from './support/gate';
 
 const failingStore = (claim: IdempotencyStore['claim']): IdempotencyStore => ({
   claim,
@@ -43,6 +44,65 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
       expect(answer.text).not.toMatch(/hunter2|\/srv\/|at .*\.js/);
     }
     await d.drain({ timeoutMs: 2000 });
+  });
+
+  // The Express challengeHandshake({ requireToken }) has its own tests; this is the receiver's door.
+  it('with requireTokenOnHandshake, answers a handshake without the token 401 and echoes nothing', async () => {
+    const { door: d } = await start({ requireTokenOnHandshake: true });
+    const challenge = { 'content-type': 'application/json', 'x-service-webhook-challenge': 'chl_r' };
+    const without = await d.send({ headers: challenge, body: '{"challenge":"chl_r"}' });
+    expect(without.status).toBe(401);
+    expect(without.headers['www-authenticate']).toMatch(/^Bearer realm="service-webhooks"/);
+    expect(without.text).not.toContain('chl_r');
+    expect(without.headers['x-service-webhook-challenge']).toBeUndefined();
+    const withToken = await d.send({
+      headers: { ...challenge, authorization: `Bearer ${TOKEN}` },
+      body: '{"challenge":"chl_r"}',
+    });
+    expect([withToken.status, withToken.text]).toEqual([200, '{"challenge":"chl_r"}']);
+  });
+
+  it('answers 500 when one handler fails beside one that succeeds, and runs both again on the retry', async () => {
+    const ran: string[] = [];
+    let failures = 0;
+    const router = createEventRouter()
+      .on('ag.access_pass.issued', () => void ran.push('ok'))
+      .on('ag.access_pass.issued', () => {
+        ran.push('fails');
+        if (++failures === 1) throw new Error('the pass store said no');
+      });
+    const { door: d } = await start({ router });
+    const event = issued({}, 'evt_half');
+    const failed = await d.send(delivery(event));
+    expect(failed.status).toBe(500);
+    expect(failed.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect((await d.send(delivery(event))).status).toBe(200);
+    expect(ran.sort()).toEqual(['fails', 'fails', 'ok', 'ok']);
+  });
+
+  it('scopes idempotency keys by name: two receivers sharing a store do not share events', async () => {
+    const store = new MemoryStore({ logger: false });
+    const ran: string[] = [];
+    const routed = (name: string) =>
+      createEventRouter().on('ag.access_pass.issued', () => void ran.push(name));
+    const { door: a } = await start({ idempotency: store, name: 'a', router: routed('a') });
+    const b = await door.open({
+      bearerTokens: [TOKEN],
+      logger: false,
+      idempotency: store,
+      name: 'b',
+      router: routed('b'),
+    });
+    try {
+      const event = issued({}, 'evt_scoped');
+      expect(JSON.parse((await a.send(delivery(event))).text)).toMatchObject({ status: 'processed' });
+      expect(JSON.parse((await b.send(delivery(event))).text)).toMatchObject({ status: 'processed' });
+      expect(JSON.parse((await b.send(delivery(event))).text)).toMatchObject({ status: 'duplicate' });
+      expect(ran).toEqual(['a', 'b']);
+    } finally {
+      await b.close();
+      store.close();
+    }
   });
 
   it('answers the handshake from its body, and from its header alone', async () => {
@@ -109,15 +169,24 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
   });
 
   it('answers 409 to the same event while its first delivery runs, and never runs it twice at once', async () => {
-    const { door: d, runs } = await start({ timeoutMs: 1000 });
-    const event = issued({ title: 'slow' }, 'evt_busy');
+    const started = gate("the first delivery's handler started");
+    const release = gate('the test released the first handler');
+    let runs = 0;
+    const router = createEventRouter().on('ag.access_pass.issued', async () => {
+      runs++;
+      started.open();
+      await release.opened;
+    });
+    const { door: d } = await start({ timeoutMs: 5000, router });
+    const event = issued({}, 'evt_busy');
     const first = d.send(delivery(event));
-    await sleep(50);
+    await started.opened;
     const second = await d.send(delivery(event));
+    release.open();
     expect(second.status).toBe(409);
     expect(second.headers['retry-after']).toBe('30');
     expect((await first).status).toBe(200);
-    expect(runs.get('evt_busy')).toBe(1);
+    expect(runs).toBe(1);
   });
 
   it.each([

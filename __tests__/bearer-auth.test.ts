@@ -3,6 +3,7 @@ import express from 'express';
 import request from 'supertest';
 import { bearerAuth, OptionsError, problemHandler } from '../lib';
 import { listen } from './support/listen';
+import { gate } from './support/gate';
 
 function appWith(tokens: string[], reached: { count: number } = { count: 0 }) {
   const app = express();
@@ -104,9 +105,9 @@ describe('bearerAuth', () => {
     const TOTAL = 50 * 1024 * 1024;
     const reached = { count: 0 };
     const app = express();
-    let serverBytesRead = -1;
+    const closed = gate<number>('the receiver closed its 401 response');
     app.use((req, res, next) => {
-      res.on('close', () => (serverBytesRead = req.socket.bytesRead));
+      res.on('close', () => closed.open(req.socket.bytesRead));
       next();
     });
     app.use(appWith(['tok_live_1'], reached));
@@ -144,7 +145,7 @@ describe('bearerAuth', () => {
           pump();
         },
       );
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      const serverBytesRead = await closed.opened;
       expect(status).toBe(401);
       expect(reached.count).toBe(0);
       // The server read at most what the socket buffers held, never the 50 MB body.

@@ -7,7 +7,13 @@ import {
   webhookReceiver,
   type TokenSource,
 } from 'service-webhooks';
+import http from 'node:http';
+import net from 'node:net';
+import { createNodeHandler } from 'service-webhooks';
 import { buildEvent, deliverEvent, sendHandshake } from 'service-webhooks/testing';
+import { doorReceiver, tokenDelivery } from './support/door-receiver';
+import { DOORS } from './support/doors';
+import { pollUntil } from './support/poll-until';
 
 /** A receiver whose handler records what it ran, so an answer can be checked against the work done. */
 function receiverWith(bearerTokens: TokenSource, extra: { requireTokenOnHandshake?: boolean } = {}) {
@@ -165,5 +171,52 @@ describe('bearerAuth({ tokens }) takes a function too', () => {
     await send('tok_b').expect(200);
     fail = true;
     await send('tok_b').expect(503);
+  });
+});
+
+const TOKEN = 'tok_sources';
+
+describe.each(DOORS)('token lists through $name', (door) => {
+  const start = doorReceiver(door, TOKEN);
+
+  it('sees a token list the app updates in place: the rotated token works, the revoked one does not', async () => {
+    const list = ['tok_old'];
+    const { d } = await start({ bearerTokens: () => list });
+    const send = (token: string) =>
+      d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created'), { authorization: `Bearer ${token}` }));
+    expect((await send('tok_old')).status).toBe(200);
+    list.splice(0, 1, 'tok_new');
+    expect([(await send('tok_old')).status, (await send('tok_new')).status]).toEqual([401, 200]);
+  });
+
+  it('bounds an async token function that never settles: 503 within storeTimeoutMs', async () => {
+    const { d, seen } = await start({
+      bearerTokens: () => new Promise<string[]>(() => undefined),
+      storeTimeoutMs: 100,
+    });
+    const answer = await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')));
+    expect([answer.status, answer.headers['retry-after']]).toEqual([503, '30']);
+    expect(seen).toEqual([]);
+    await expect(d.drain({ timeoutMs: 1000 })).resolves.toMatchObject({ drained: true, requests: 0 });
+  });
+});
+
+describe('two Authorization lines', () => {
+  it('refuses two Authorization lines through node:http as the Fetch API does (joined), whichever is right', async () => {
+    const handler = createNodeHandler({ bearerTokens: [TOKEN], router: createEventRouter(), logger: false });
+    const server = http.createServer((req, res) => void handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const body = JSON.stringify(buildEvent('ag.hid_org.created'));
+    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.write(
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        `Authorization: Bearer wrong\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await pollUntil('the answer head arrived', () => received.includes('\r\n\r\n'), { timeoutMs: 2000 });
+    socket.destroy();
+    server.close();
+    expect(received).toMatch(/^HTTP\/1.1 401/);
   });
 });

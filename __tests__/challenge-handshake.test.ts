@@ -1,6 +1,9 @@
 import express from 'express';
 import request from 'supertest';
 import { challengeHandshake, OptionsError, problemHandler } from '../lib';
+import { buildEvent } from '../lib/testing';
+import { doorReceiver, tokenDelivery } from './support/door-receiver';
+import { DOORS } from './support/doors';
 
 function appWith(options?: Parameters<typeof challengeHandshake>[0]) {
   const app = express();
@@ -150,5 +153,19 @@ describe('challengeHandshake', () => {
     ['empty tokens', { tokens: [] }],
   ])('throws at construction for %s', (_name, options) => {
     expect(() => challengeHandshake(options as never)).toThrow(OptionsError);
+  });
+});
+
+describe.each(DOORS)('the challenge header through $name', (door) => {
+  const TOKEN = 'tok_challenge';
+  const start = doorReceiver(door, TOKEN);
+
+  it('refuses an event sent with the challenge header instead of echoing it unprocessed', async () => {
+    const { d, seen } = await start({});
+    const answer = await d.send(
+      tokenDelivery(TOKEN, buildEvent('ag.hid_org.created'), { 'x-service-webhook-challenge': 'abc' }),
+    );
+    expect([answer.status, answer.text.includes('abc')]).toEqual([400, false]);
+    expect(seen).toEqual([]);
   });
 });

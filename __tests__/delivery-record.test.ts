@@ -9,6 +9,8 @@ import {
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
 import { captureLogger } from './support/capture-logger';
 import { DOORS, type OpenDoor, type RawRequest } from './support/doors';
+import { gate } from './support/gate';
+import { pollUntil } from './support/poll-until';
 
 const TOKEN = 'tok_records';
 const SOURCE = '/service/access-grid';
@@ -232,12 +234,20 @@ describe.each(DOORS)('delivery records through $name', (door) => {
   });
 
   it('records a redelivery as duplicate, and a concurrent one as conflict', async () => {
-    const d = await start({ timeoutMs: 1000 });
+    const started = gate('the first evt_busy handler started');
+    const release = gate('the test released the first evt_busy handler');
+    const held = createEventRouter().on('ag.access_pass.*', async (event: AnyWebhookEvent) => {
+      if (event.id !== 'evt_busy') return;
+      started.open();
+      await release.opened;
+    });
+    const d = await start({ timeoutMs: 5000, router: held });
     await d.send(delivery(issued('evt_dup')));
     await d.send(delivery(issued('evt_dup')));
-    const first = d.send(delivery(issued('evt_busy', { title: 'slow' })));
-    await sleep(50);
-    await d.send(delivery(issued('evt_busy', { title: 'slow' })));
+    const first = d.send(delivery(issued('evt_busy')));
+    await started.opened;
+    await d.send(delivery(issued('evt_busy')));
+    release.open();
     await first;
     expect(records.map((r) => [r.eventId, r.outcome, r.status, r.problem, r.handlerMs === null])).toEqual([
       ['evt_dup', 'processed', 200, null, false],
@@ -249,9 +259,11 @@ describe.each(DOORS)('delivery records through $name', (door) => {
 
   it('contains what onDelivery throws or rejects: the answer stands, one warning per reason', async () => {
     const logger = captureLogger();
+    let calls = 0;
     const d = await start({
       logger,
       onDelivery: (record) => {
+        calls++;
         if (record.status === 200) throw new Error('metrics backend down');
         return Promise.reject(new Error('metrics backend down'));
       },
@@ -259,7 +271,8 @@ describe.each(DOORS)('delivery records through $name', (door) => {
     expect((await d.send(delivery(issued('evt_c1')))).status).toBe(200);
     expect((await d.send(delivery(issued('evt_c2')))).status).toBe(200);
     expect((await d.send(delivery(issued('e'), { authorization: '' }))).status).toBe(401);
-    await sleep(10);
+    // Once the third call's rejection has been handled, a second warning would be there.
+    await pollUntil('onDelivery called for each of the 3 requests', () => calls === 3);
     expect(logger.messages('error').filter((m) => m.includes('onDelivery'))).toHaveLength(1);
   });
 

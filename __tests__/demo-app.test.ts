@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { createDemoReceiver } from '../demo-app/demo-receiver';
 import { formatTable, runDemo } from '../demo-app/run-demo';
 import { buildEvent, sendEvent } from '../lib/testing';
+import { gate } from './support/gate';
 
 const ROOT = path.join(__dirname, '..');
 
@@ -12,6 +13,7 @@ const ROOT = path.join(__dirname, '..');
 function readEvents(
   url: string,
   stop: (events: { name: string; data: unknown }[]) => boolean,
+  heard: (events: { name: string; data: unknown }[]) => void = () => undefined,
 ): Promise<{ name: string; data: unknown }[]> {
   return new Promise((resolve, reject) => {
     const events: { name: string; data: unknown }[] = [];
@@ -26,6 +28,7 @@ function readEvents(
           const name = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
           const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as unknown;
           events.push({ name, data });
+          heard(events);
           if (stop(events)) {
             req.destroy();
             resolve(events);
@@ -96,10 +99,13 @@ describe('the demo app', () => {
   it('the web console follows the demo live over server-sent events', async () => {
     const run = await runDemo();
     try {
-      const stream = readEvents(`${run.consoleUrl}_emulator/stream`, (events) =>
-        events.some((e) => e.name === 'attempt'),
+      const hello = gate('the web console stream said hello');
+      const stream = readEvents(
+        `${run.consoleUrl}_emulator/stream`,
+        (events) => events.some((e) => e.name === 'attempt'),
+        () => hello.open(),
       );
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await hello.opened;
       const res = await fetch(`${run.consoleUrl}_emulator/events`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import express from 'express';
 import request from 'supertest';
 import {
@@ -13,9 +14,11 @@ import {
   problemHandler,
   RetryLater,
 } from '../lib';
-import { buildEvent, sendEvent } from '../lib/testing';
+import { buildEvent, DELIVERY_HEADERS, sendEvent } from '../lib/testing';
 import { idempotencyKey } from '../lib/core/idempotency-key';
 import { captureLogger } from './support/capture-logger';
+import { gate } from './support/gate';
+import { listen } from './support/listen';
 
 const TOKEN = 'tok_dispatch';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -220,22 +223,24 @@ describe('dispatchEvent: idempotency', () => {
   });
 
   it('answers 409 + Retry-After to a redelivery while the first is still running; handlers never overlap', async () => {
-    const gate = deferred();
+    const started = gate("the first delivery's handler started");
+    const release = deferred();
     let running = 0;
     let maxRunning = 0;
     const router = createEventRouter().on('ag.hid_org.created', async () => {
       running++;
       maxRunning = Math.max(maxRunning, running);
-      await gate.promise;
+      started.open();
+      await release.promise;
       running--;
     });
     const { app } = receiverApp(router, { timeoutMs: 5000 });
     const event = buildEvent('ag.hid_org.created');
     const first = sendEvent(app, event, { token: TOKEN }).then((r) => r);
-    await sleep(30);
+    await started.opened;
     const second = await sendEvent(app, event, { token: TOKEN }).expect(409);
     expect(second.headers['retry-after']).toBe('30');
-    gate.resolve();
+    release.resolve();
     expect((await first).status).toBe(200);
     expect(maxRunning).toBe(1);
   });
@@ -305,17 +310,36 @@ describe('dispatchEvent: idempotency', () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => void unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
+    let server: Awaited<ReturnType<typeof listen>> | undefined;
     try {
       let runs = 0;
+      const started = gate('the handler started');
+      const release = deferred();
       const router = createEventRouter().on('ag.hid_org.created', async () => {
         runs++;
-        await sleep(150);
+        started.open();
+        await release.promise;
       });
-      const { app, receiver } = receiverApp(router, { timeoutMs: 1000 });
+      const { app, receiver } = receiverApp(router, { timeoutMs: 5000 });
+      const closed = gate('the receiver finished with the hung-up response');
+      server = await listen((req: http.IncomingMessage, res: http.ServerResponse) => {
+        res.on('close', () => closed.open());
+        app(req, res);
+      });
       const event = buildEvent('ag.hid_org.created');
-      await expect(sendEvent(app, event, { token: TOKEN }).timeout(30)).rejects.toThrow(/Timeout/);
+      const hangUp = new AbortController();
+      const hungUp = fetch(server.url, {
+        method: 'POST',
+        headers: { ...DELIVERY_HEADERS, authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify(event),
+        signal: hangUp.signal,
+      });
+      await started.opened;
+      hangUp.abort();
+      await expect(hungUp).rejects.toThrow(/abort/i);
+      release.resolve();
       await receiver.drain();
-      await sleep(20);
+      await closed.opened;
       await sendEvent(app, event, { token: TOKEN }).expect(200, {
         id: event.id,
         type: event.type,
@@ -325,6 +349,7 @@ describe('dispatchEvent: idempotency', () => {
       expect(unhandled).toEqual([]);
     } finally {
       process.off('unhandledRejection', onUnhandled);
+      await server?.close();
     }
   });
 

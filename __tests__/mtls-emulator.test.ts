@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createEventRouter, createNodeHandler, type EventType } from 'service-webhooks';
 import { createEmulator, type Emulator, type EmulatorOptions } from 'service-webhooks/emulator';
 import { issueTestCertificate, type TestCertificate } from 'service-webhooks/testing';
+import { gate } from './support/gate';
 import { fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
 
 let f: MtlsFixtures;
@@ -188,8 +189,14 @@ describe('ag.webhook.cert_expiring', () => {
   it('is not emitted by default for the 30-day certificate generated at start (the window is 7 days)', async () => {
     const emu = await emulator({ mtls: { ca: f.certs.ca.cert } });
     const target = await serve([fingerprintOf(emu.clientCertificate as string)]);
+    // The expiry watch decides on the change that says the webhook is verified, and emits on the next
+    // turn (setImmediate). Our own turn, queued after it from the same change, opens once it has.
+    const decided = gate('the emulator decided on the verified webhook');
+    emu.subscribe((change) => {
+      if (change.kind === 'webhook' && change.webhook.verified) setImmediate(() => decided.open());
+    });
     expect((await register(emu, target.url, ['ag.webhook.cert_expiring'])).verified).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await decided.opened;
     await emu.waitForIdle({ timeoutMs: 5000 });
     expect(emu.events).toEqual([]);
   });

@@ -16,6 +16,7 @@ import {
 } from '../lib';
 import { buildEvent, buildUnknownEvent, DELIVERY_HEADERS } from '../lib/testing';
 import { DOORS, type OpenDoor, type RawRequest } from './support/doors';
+import { pollUntil } from './support/poll-until';
 
 const TOKEN = 'tok_hardening';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -98,6 +99,27 @@ describe.each(DOORS)('hardening through $name', (door) => {
     async (_name, logger, makeError) => {
       const watch = watchProcess();
       const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+      // How many times the logger was told an onError hook failed: 2 per request (one throws, one
+      // rejects), the last of them once the rejection has been caught.
+      let hookFailures = 0;
+      const HOOK_FAILED = 'an onError handler threw';
+      const counting =
+        (log: (meta: object, message: string) => unknown) => (meta: object, message: string) => {
+          if (message.includes(HOOK_FAILED)) hookFailures++;
+          return log(meta, message);
+        };
+      const watched =
+        logger &&
+        (Object.fromEntries(
+          Object.entries(logger).map(([level, log]) => [
+            level,
+            counting(log as (m: object, s: string) => unknown),
+          ]),
+        ) as Logger);
+      const told = () =>
+        logger
+          ? hookFailures
+          : error.mock.calls.filter((call) => call.some((part) => String(part).includes(HOOK_FAILED))).length;
       try {
         let runs = 0;
         const router = createEventRouter()
@@ -110,11 +132,13 @@ describe.each(DOORS)('hardening through $name', (door) => {
           })
           .onError(async () => Promise.reject(new Error('and rejects')))
           .onError(() => new Promise(() => undefined));
-        const d = await start({ router, logger });
+        const d = await start({ router, logger: watched });
         const event = buildEvent('ag.hid_org.created');
         const first = await d.send(delivery(event));
         const second = await d.send(delivery(event));
-        await sleep(20);
+        await pollUntil('the logger told of 4 onError failures', () => told() >= 4, {
+          describe: () => `told ${told()}`,
+        });
         expect([first.status, second.status, isProblem(first)]).toEqual([500, 500, true]);
         expect(runs).toBe(2);
         expect(watch.escaped).toEqual([]);
@@ -140,7 +164,8 @@ describe.each(DOORS)('hardening through $name', (door) => {
       });
       expect((await d.send(delivery(buildEvent('ag.hid_org.created')))).status).toBe(200);
       expect((await d.send(delivery(buildEvent('ag.hid_org.created')))).status).toBe(200);
-      await sleep(20);
+      // pollUntil gives one more turn, so the second call's rejection, had it escaped, is reported.
+      await pollUntil('onDelivery called for both requests', () => calls >= 2);
       expect(calls).toBe(2);
       expect(watch.escaped).toEqual([]);
     } finally {
@@ -310,14 +335,14 @@ function postHead(path: string, length: number, extra = ''): string {
 }
 
 describe('bounds on the wire (node:http and Express doors)', () => {
-  async function server(options: Partial<ReceiverOptions>) {
+  async function server(options: Partial<ReceiverOptions>, serverOptions: http.ServerOptions = {}) {
     const handler = createNodeHandler({
       bearerTokens: [TOKEN],
       router: createEventRouter(),
       logger: false,
       ...options,
     });
-    const srv = http.createServer((req, res) => void handler(req, res));
+    const srv = http.createServer(serverOptions, (req, res) => void handler(req, res));
     await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
     const port = (srv.address() as net.AddressInfo).port;
     return { handler, port, close: () => (srv.closeAllConnections(), srv.close()) };
@@ -334,6 +359,33 @@ describe('bounds on the wire (node:http and Express doors)', () => {
       expect(client.received()).toMatch(/^HTTP\/1.1 408/);
       expect(client.received()).toMatch(/connection: close/i);
       expect(client.received()).toContain('urn:service-webhooks:problem:body-timeout');
+    } finally {
+      client.close();
+      s.close();
+    }
+  });
+
+  // node's parser refuses a body that disagrees with its Content-Length, unless the server was made
+  // with insecureHTTPParser (or --insecure-http-parser, for old proxies): then a chunked body beside a
+  // Content-Length is let through, the shape of a smuggled request, and the receiver refuses it itself.
+  it('answers 400 to a chunked body that disagrees with its Content-Length (insecureHTTPParser)', async () => {
+    let runs = 0;
+    const s = await server(
+      { router: createEventRouter().onAny(() => void runs++) },
+      { insecureHTTPParser: true },
+    );
+    const body = JSON.stringify(buildEvent('ag.hid_org.created'));
+    const client = rawSocket(s.port);
+    try {
+      const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      client.write(postHead('/', Buffer.byteLength(body) + 10, 'Transfer-Encoding: chunked\r\n') + chunked);
+      await pollUntil('the receiver answered the mismatched body', () => client.received().includes('}'), {
+        describe: () => JSON.stringify(client.received()),
+      });
+      expect(client.received()).toMatch(/^HTTP\/1.1 400/);
+      expect(client.received()).toMatch(/connection: close/i);
+      expect(client.received()).toContain('urn:service-webhooks:problem:body-length-mismatch');
+      expect(runs).toBe(0);
     } finally {
       client.close();
       s.close();

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EVENT_TYPES, type Logger } from '../lib';
 import { ConsoleClient } from '../lib/console';
-import { createEmulator, type DeliveryRecord } from '../lib/emulator';
+import { createEmulator, type EmulatedDelivery } from '../lib/emulator';
 import { createDemoReceiver } from './demo-receiver';
 
 export interface ScenarioRow {
@@ -12,7 +12,7 @@ export interface ScenarioRow {
   /** Delivery attempts the emulator made. */
   attempts: number;
   /** What the emulator ended with. */
-  delivery: DeliveryRecord['state'];
+  delivery: EmulatedDelivery['state'];
   /** What the receiver answered last. */
   receiver: string;
   note: string;
@@ -72,7 +72,7 @@ export async function runDemo(
       `registered webhook ${created.id} through the console API; handshake answered, verified: ${verified.verified}`,
     );
 
-    const played: { delivery: DeliveryRecord; layout: string; note: string }[] = [];
+    const played: { delivery: EmulatedDelivery; layout: string; note: string }[] = [];
     for (const type of EVENT_TYPES) {
       for (const layout of ['A', 'B'] as const) {
         const flaky = type === FLAKY.type && layout === FLAKY.layout;

@@ -11,7 +11,7 @@ export const CHALLENGE_HEADER = 'x-service-webhook-challenge';
 /** A challenge is echoed back, so only a short run of visible ASCII is ever accepted. */
 const VALID_CHALLENGE = /^[\x21-\x7e]{1,512}$/;
 /** The handshake may come before any token is checked, so its body is kept small. */
-export const HANDSHAKE_BODY_LIMIT = 4096;
+const HANDSHAKE_BODY_LIMIT = 4096;
 
 export interface HandshakeOptions {
   /** Checks the handshake's bearer token when it carries one (or always, with `requireToken`). */

@@ -27,7 +27,7 @@ export interface ReadEvent {
 }
 
 /** An event that breaks the rules is the sender's fault: 400, naming the field. */
-export function invalidEventProblem(error: InvalidEventError): HttpProblem {
+function invalidEventProblem(error: InvalidEventError): HttpProblem {
   return new HttpProblem({
     status: 400,
     slug: error.slug,

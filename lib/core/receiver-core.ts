@@ -6,7 +6,7 @@ import { OptionsError } from '../options-error';
 import { newDeliveryRecord, type DeliveryRecord } from './delivery-record';
 import { INTERNAL, NOT_ALLOWED } from './core-problems';
 import { createDispatcher, type DispatchResult } from './dispatcher';
-import { certificateStep } from './client-certificate-auth';
+import { certificateStep } from './certificate-step';
 import { answerHandshake } from './handshake';
 import { HttpProblem } from './http-problem';
 import { rateLimitedLog, type RateLimitedLog } from './rate-limited-log';

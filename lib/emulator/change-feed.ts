@@ -1,6 +1,8 @@
 import type { ResolvedLogger } from '../logger';
 import type { DeliveryScheduler } from './delivery-scheduler';
-import type { AttemptRecord, DeliveryRecord, EmulatorChange } from './emulator-types';
+import { withoutKey } from './emulator-state';
+import type { AttemptRecord, EmulatedDelivery, EmulatorChange } from './emulator-types';
+import { publicView, type StoredWebhook } from './webhook-registry';
 
 /** Who hears of the emulator's changes: the web console's streams, the CLI, a test. */
 export class ChangeFeed {
@@ -27,9 +29,18 @@ export class ChangeFeed {
     }
   }
 
+  /** Tells of a webhook registered, changed (its handshake included) or deleted, without its token. */
+  webhookChanged(change: StoredWebhook | { deleted: string }): void {
+    this.publish(
+      'deleted' in change
+        ? { kind: 'webhook-deleted', id: change.deleted }
+        : { kind: 'webhook', webhook: withoutKey(publicView(change)) },
+    );
+  }
+
   /** Tells of each attempt as it starts and ends, and of each delivery as it settles. */
   follow(scheduler: DeliveryScheduler): void {
-    scheduler.on('sending', ({ delivery, url }: { delivery: DeliveryRecord; url: string }) =>
+    scheduler.on('sending', ({ delivery, url }: { delivery: EmulatedDelivery; url: string }) =>
       this.publish({
         kind: 'sending',
         eventId: delivery.eventId,
@@ -40,7 +51,7 @@ export class ChangeFeed {
       }),
     );
     scheduler.on('attempt', (attempt: AttemptRecord) => this.publish({ kind: 'attempt', attempt }));
-    scheduler.on('settled', ({ envelope: _e, ...delivery }: DeliveryRecord) =>
+    scheduler.on('settled', ({ envelope: _e, ...delivery }: EmulatedDelivery) =>
       this.publish({ kind: 'delivery', delivery }),
     );
   }

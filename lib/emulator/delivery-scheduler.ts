@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { DeliveryEnvelope } from '../testing/build-event';
-import type { AttemptRecord, DeliveryRecord, EmulatedWebhook } from './emulator-types';
+import type { AttemptRecord, EmulatedDelivery, EmulatedWebhook } from './emulator-types';
 import { ConcurrencyLimit } from './concurrency-limit';
 import type { EmulatorTls } from './emulator-tls';
 import { postDelivery } from './outbound';
@@ -36,7 +36,7 @@ export const KEPT_RECORDS = 10_000;
  */
 export class DeliveryScheduler extends EventEmitter {
   readonly attempts: AttemptRecord[] = [];
-  readonly deliveries: DeliveryRecord[] = [];
+  readonly deliveries: EmulatedDelivery[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #running = new Set<Promise<void>>();
   readonly #limit: ConcurrencyLimit;
@@ -54,8 +54,8 @@ export class DeliveryScheduler extends EventEmitter {
     return this.deliveries.filter((d) => d.state === 'pending').length;
   }
 
-  start(webhook: EmulatedWebhook, envelope: DeliveryEnvelope): DeliveryRecord {
-    const delivery: DeliveryRecord = {
+  start(webhook: EmulatedWebhook, envelope: DeliveryEnvelope): EmulatedDelivery {
+    const delivery: EmulatedDelivery = {
       eventId: envelope.id,
       type: envelope.type,
       webhookId: webhook.id,
@@ -87,13 +87,13 @@ export class DeliveryScheduler extends EventEmitter {
     return Promise.allSettled([...this.#running]).then(() => undefined);
   }
 
-  #attempt(delivery: DeliveryRecord, firstAt: number): void {
+  #attempt(delivery: EmulatedDelivery, firstAt: number): void {
     const run = this.#run(delivery, firstAt);
     this.#running.add(run);
     void run.finally(() => this.#running.delete(run));
   }
 
-  async #run(delivery: DeliveryRecord, firstAt: number): Promise<void> {
+  async #run(delivery: EmulatedDelivery, firstAt: number): Promise<void> {
     await this.#limit.acquire();
     try {
       await this.#attemptOnce(delivery, firstAt);
@@ -102,7 +102,7 @@ export class DeliveryScheduler extends EventEmitter {
     }
   }
 
-  async #attemptOnce(delivery: DeliveryRecord, firstAt: number): Promise<void> {
+  async #attemptOnce(delivery: EmulatedDelivery, firstAt: number): Promise<void> {
     const webhook = this.lookup(delivery.webhookId);
     if (this.#closed) return;
     if (webhook === undefined) return this.#settle(delivery, 'dropped');
@@ -145,7 +145,7 @@ export class DeliveryScheduler extends EventEmitter {
     this.#timers.add(timer);
   }
 
-  #settle(delivery: DeliveryRecord, state: 'acknowledged' | 'dropped'): void {
+  #settle(delivery: EmulatedDelivery, state: 'acknowledged' | 'dropped'): void {
     delivery.state = state;
     this.emit('settled', delivery);
   }

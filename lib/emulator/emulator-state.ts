@@ -1,11 +1,11 @@
 import type { DeliveryEnvelope } from '../testing/build-event';
 import type { Emulator } from './emulator';
-import type { AttemptRecord, DeliveryRecord, EmulatedWebhook } from './emulator-types';
+import type { AttemptRecord, EmulatedDelivery, EmulatedWebhook } from './emulator-types';
 
 /** One event as the web console and `service-webhooks events` show it. */
 export interface EventView {
   event: DeliveryEnvelope;
-  deliveries: Omit<DeliveryRecord, 'envelope'>[];
+  deliveries: Omit<EmulatedDelivery, 'envelope'>[];
   attempts: AttemptRecord[];
   /**
    * The deliveries grouped by webhook: a resend is a second delivery of the same event to the same
@@ -32,7 +32,7 @@ export function deliveriesText(group: WebhookDeliveries): string {
   return `${states} (${group.deliveries === 1 ? '' : `${group.deliveries} deliveries, `}${group.attempts} attempt${group.attempts === 1 ? '' : 's'})`;
 }
 
-function byWebhook(deliveries: readonly Omit<DeliveryRecord, 'envelope'>[]): WebhookDeliveries[] {
+function byWebhook(deliveries: readonly Omit<EmulatedDelivery, 'envelope'>[]): WebhookDeliveries[] {
   const groups = new Map<string, WebhookDeliveries>();
   for (const d of deliveries) {
     const group = groups.get(d.webhookId) ?? {

@@ -93,7 +93,7 @@ export interface AttemptRecord {
 export type DeliveryState = 'pending' | 'acknowledged' | 'dropped';
 
 /** One event on its way to one webhook, across all its attempts. */
-export interface DeliveryRecord {
+export interface EmulatedDelivery {
   /** The event's id. */
   eventId: string;
   /** The event's type. */
@@ -113,7 +113,7 @@ export interface EmitResult {
   /** The event as delivered. */
   event: DeliveryEnvelope;
   /** The deliveries started: one per verified webhook subscribed to the type. */
-  deliveries: DeliveryRecord[];
+  deliveries: EmulatedDelivery[];
 }
 
 /** What changed, as the emulator tells its listeners (the web console, the CLI). */
@@ -162,5 +162,5 @@ export type EmulatorChange =
       /** A delivery changed state. */
       kind: 'delivery';
       /** The delivery, without its envelope. */
-      delivery: Omit<DeliveryRecord, 'envelope'>;
+      delivery: Omit<EmulatedDelivery, 'envelope'>;
     };

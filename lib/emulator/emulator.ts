@@ -6,13 +6,22 @@ import type { Layout } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
 import { buildCatalogueEvent, type DeliveryEnvelope } from '../testing/build-event';
 import { certExpiringData } from './cert-expiry';
-import type { ConsoleAccount } from './console-api';
+import { ChangeFeed } from './change-feed';
+import type { ConsoleAccount, ConsoleBackend } from './console-api';
+import { consoleBackend } from './console-backend';
 import type { ResolvedEmulatorOptions } from './create-emulator';
 import { DeliveryScheduler } from './delivery-scheduler';
-import { EmulatorWebhooks } from './emulator-webhooks';
-import type { AttemptRecord, DeliveryRecord, EmitResult } from './emulator-types';
+import type {
+  AttemptRecord,
+  EmitResult,
+  EmulatedDelivery,
+  EmulatedWebhook,
+  EmulatorChange,
+  RegisterWebhookInput,
+} from './emulator-types';
 import { unreceivedWarning } from './unreceived-warning';
 import { waitForDeliveries, waitUntil, type DeliveryFilter, type WaitOptions } from './wait-until';
+import { publicView, WebhookRegistry } from './webhook-registry';
 
 /** Options of `emit`. */
 export interface EmitOptions {
@@ -28,9 +37,13 @@ export interface EmitOptions {
 const KEPT_EVENTS = 1000;
 
 /** A local stand-in for the Service: console API, handshakes, deliveries with retries, a web console. */
-export class Emulator extends EmulatorWebhooks {
+export class Emulator {
   /** Base URL of the console API, e.g. `http://127.0.0.1:53211`; the web console is at its root. */
   readonly url: string;
+  /** The console API account: its id and secret key sign requests to {@link url}. */
+  readonly account: ConsoleAccount;
+  readonly #registry: WebhookRegistry;
+  readonly #feed: ChangeFeed;
   readonly #server: http.Server;
   readonly #scheduler: DeliveryScheduler;
   readonly #options: ResolvedEmulatorOptions;
@@ -47,13 +60,82 @@ export class Emulator extends EmulatorWebhooks {
     options: ResolvedEmulatorOptions,
     logger: ResolvedLogger,
   ) {
-    super(account, options.attemptTimeoutMs, logger, options.tls);
+    this.account = account;
+    this.#feed = new ChangeFeed(logger);
+    this.#registry = new WebhookRegistry(
+      options.attemptTimeoutMs,
+      (change) => this.#feed.webhookChanged(change),
+      options.tls,
+    );
     this.#server = server;
     this.#options = options;
     this.#logger = logger;
     this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    this.#scheduler = new DeliveryScheduler(options, (id) => this.registry.find(id));
-    this.feed.follow(this.#scheduler);
+    this.#scheduler = new DeliveryScheduler(options, (id) => this.#registry.find(id));
+    this.#feed.follow(this.#scheduler);
+  }
+
+  /** Calls `listener` with every change from now on; returns the function that stops it. */
+  subscribe(listener: (change: EmulatorChange) => void): () => void {
+    return this.#feed.subscribe(listener);
+  }
+
+  /** Registers a webhook and sends it the handshake; resolves once the handshake was answered or failed. */
+  async registerWebhook(input: RegisterWebhookInput): Promise<EmulatedWebhook> {
+    const webhook = this.#registry.create(this.account.accountId, input);
+    await this.#registry.handshake(webhook);
+    return publicView(webhook);
+  }
+
+  /** Changes a webhook; a new URL makes it unverified and sends the handshake again. */
+  async updateWebhook(
+    id: string,
+    change: Partial<Omit<RegisterWebhookInput, 'authMethod'>>,
+  ): Promise<EmulatedWebhook> {
+    return publicView(await this.#registry.update(id, change));
+  }
+
+  /** Spec 4.4: 200 when already verified; otherwise 202 and the challenge is sent again. */
+  verifyWebhook(id: string): {
+    /** The webhook's id. */
+    id: string;
+    /** Whether it was already verified. */
+    verified: boolean;
+    /** 200: already verified; 202: the challenge is being sent again. */
+    status: 200 | 202;
+  } {
+    return this.#registry.verify(id);
+  }
+
+  /** Sends the handshake now, verified or not, and resolves with what it got back. */
+  async handshake(id: string): Promise<EmulatedWebhook> {
+    const webhook = this.#registry.get(id);
+    await this.#registry.handshake(webhook);
+    return publicView(webhook);
+  }
+
+  /** Deletes a webhook: no more deliveries go to it. False when there was none with this id. */
+  deleteWebhook(id: string): boolean {
+    return this.#registry.remove(id);
+  }
+
+  /** Every registered webhook, oldest first. */
+  listWebhooks(): EmulatedWebhook[] {
+    return this.#registry.all().map(publicView);
+  }
+
+  /** The webhook with this id, or undefined. */
+  getWebhook(id: string): EmulatedWebhook | undefined {
+    const webhook = this.#registry.find(id);
+    return webhook && publicView(webhook);
+  }
+
+  /**
+   * The console API's view of this emulator.
+   * @internal
+   */
+  get backend(): ConsoleBackend {
+    return consoleBackend(this.account, this.#registry);
   }
 
   /**
@@ -75,12 +157,12 @@ export class Emulator extends EmulatorWebhooks {
   }
 
   /** Every delivery (one event to one webhook) so far. */
-  get deliveries(): readonly DeliveryRecord[] {
+  get deliveries(): readonly EmulatedDelivery[] {
     return this.#scheduler.deliveries;
   }
 
   /** Deliveries given up after the retry window. */
-  get dropped(): readonly DeliveryRecord[] {
+  get dropped(): readonly EmulatedDelivery[] {
     return this.#scheduler.deliveries.filter((d) => d.state === 'dropped');
   }
 
@@ -111,12 +193,12 @@ export class Emulator extends EmulatorWebhooks {
    * Warns through the logger when no verified webhook receives it, naming the unverified ones and why.
    */
   deliver(event: DeliveryEnvelope): EmitResult {
-    const all = this.registry.all();
+    const all = this.#registry.all();
     const targets = all.filter((w) => w.verified && (w.subscribedEvents as string[]).includes(event.type));
     this.#events.delete(event.id);
     this.#events.set(event.id, event);
     if (this.#events.size > KEPT_EVENTS) this.#events.delete(this.#events.keys().next().value as string);
-    this.feed.publish({ kind: 'event', event, webhookIds: targets.map((w) => w.id) });
+    this.#feed.publish({ kind: 'event', event, webhookIds: targets.map((w) => w.id) });
     if (targets.length === 0) {
       const { message, meta } = unreceivedWarning(event, all);
       this.#logger.warn(meta, message);
@@ -131,25 +213,25 @@ export class Emulator extends EmulatorWebhooks {
   }
 
   /** Resolves once every delivery matching `filter` has been acknowledged or dropped (and at least `count` exist). */
-  waitForDeliveries(filter: DeliveryFilter = {}, options: WaitOptions = {}): Promise<DeliveryRecord[]> {
+  waitForDeliveries(filter: DeliveryFilter = {}, options: WaitOptions = {}): Promise<EmulatedDelivery[]> {
     return waitForDeliveries(this.deliveries, filter, options);
   }
 
   /** Resolves once no delivery is pending and no handshake is in flight. */
   waitForIdle(options: WaitOptions = {}): Promise<void> {
     return waitUntil(
-      () => this.#scheduler.pending === 0 && this.registry.handshakesInFlight === 0,
+      () => this.#scheduler.pending === 0 && this.#registry.handshakesInFlight === 0,
       options,
       () =>
-        `${this.#scheduler.pending} deliveries and ${this.registry.handshakesInFlight} handshakes pending`,
+        `${this.#scheduler.pending} deliveries and ${this.#registry.handshakesInFlight} handshakes pending`,
     );
   }
 
   /** Stops retrying, waits for attempts in flight, and closes the server. */
   async close(): Promise<void> {
     await this.#scheduler.close();
-    await this.registry.close();
-    this.feed.clear();
+    await this.#registry.close();
+    this.#feed.clear();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }

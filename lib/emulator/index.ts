@@ -6,7 +6,7 @@ export type { ConsoleAccount } from './console-api';
 export type {
   AttemptRecord,
   AuthMethod,
-  DeliveryRecord,
+  EmulatedDelivery,
   DeliveryState,
   EmitResult,
   EmulatedWebhook,

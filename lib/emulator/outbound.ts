@@ -24,7 +24,7 @@ function authHeaders(webhook: EmulatedWebhook): Record<string, string> {
 }
 
 /** The headers as shown in records and the web console: the token is never kept. */
-export function maskHeaders(headers: Record<string, string>): Record<string, string> {
+function maskHeaders(headers: Record<string, string>): Record<string, string> {
   const shown = { ...headers };
   if (shown.Authorization !== undefined) shown.Authorization = 'Bearer ••••••••';
   return shown;

@@ -27,7 +27,7 @@ const REASONS: Record<string, string> = {
 };
 
 /** A TLS failure as a person reads it: what went wrong and what to do, then the code. */
-export function tlsFailureReason(error: unknown): string {
+function tlsFailureReason(error: unknown): string {
   const { code, message } = error as { code?: string; message?: string };
   if (code !== undefined && REASONS[code] !== undefined) return `TLS: ${REASONS[code]} (${code})`;
   if (code?.startsWith('ERR_SSL_') && code.includes('ALERT')) {

@@ -2,7 +2,7 @@ import type { DeliveryEnvelope } from '../testing/build-event';
 import type { EmulatedWebhook } from './emulator-types';
 
 /** Why a webhook is not verified, in a few words a person can act on. */
-export function handshakeReason(webhook: EmulatedWebhook): string {
+function handshakeReason(webhook: EmulatedWebhook): string {
   const last = webhook.lastHandshake;
   if (last === null) return 'no handshake answered yet';
   const status = last.status === null ? 'no answer' : `answered ${last.status}`;

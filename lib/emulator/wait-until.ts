@@ -1,5 +1,5 @@
 import { checkOptionKeys } from '../check-option-keys';
-import type { DeliveryRecord } from './emulator-types';
+import type { EmulatedDelivery } from './emulator-types';
 
 /** How long a wait of the emulator may take. */
 export interface WaitOptions {
@@ -43,10 +43,10 @@ export interface DeliveryFilter {
 
 /** Resolves once every delivery matching `filter` has been acknowledged or dropped (and at least `count` exist). */
 export function waitForDeliveries(
-  deliveries: readonly DeliveryRecord[],
+  deliveries: readonly EmulatedDelivery[],
   filter: DeliveryFilter,
   options: WaitOptions,
-): Promise<DeliveryRecord[]> {
+): Promise<EmulatedDelivery[]> {
   try {
     checkOptionKeys(filter, ['eventId', 'webhookId', 'count'], 'emulator.waitForDeliveries');
   } catch (error) {

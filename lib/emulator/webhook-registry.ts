@@ -8,6 +8,9 @@ import { postHandshake } from './outbound';
 
 export type StoredWebhook = EmulatedWebhook & { accountId: string };
 
+/** A webhook as the emulator's callers see it: without the account it belongs to. */
+export const publicView = ({ accountId: _a, ...webhook }: StoredWebhook): EmulatedWebhook => ({ ...webhook });
+
 const UPDATE_KEYS = ['name', 'url', 'subscribedEvents', 'privateKey'];
 const TOKEN = /^[A-Za-z0-9\-._~+/=]{16,512}$/;
 

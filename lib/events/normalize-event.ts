@@ -44,7 +44,10 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.output<
   return result.data;
 }
 
-/** Lifts layout B into layout A names (DESIGN.md): the one mapping between the two layouts. */
+/**
+ * Lifts layout B (spec 2.4, the earlier flat data) into layout A names, as the README's "Layout B is
+ * lifted into layout A names" promises: the one mapping between the two layouts.
+ */
 function liftLayoutB(type: string, raw: Record<string, unknown>): Record<string, unknown> {
   const b = parseOrThrow(dataSchemas().layoutBDataSchema, raw);
   const { access_pass_id, device, card_number, site_code, file_data, ...rest } = b;

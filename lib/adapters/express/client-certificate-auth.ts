@@ -1,5 +1,5 @@
 import type { ExpressMiddleware } from './express-types';
-import { certificateProblem } from '../../core/client-certificate-auth';
+import { certificateProblem } from '../../core/certificate-step';
 import { createClientCertificateVerifier } from '../../mtls/create-client-certificate-verifier';
 import type { MtlsOptions } from '../../mtls/mtls-options';
 

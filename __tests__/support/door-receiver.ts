@@ -1,0 +1,29 @@
+import { createEventRouter, type AnyWebhookEvent, type ReceiverOptions } from '../../lib';
+import { DELIVERY_HEADERS } from '../../lib/testing';
+import type { Door, OpenDoor, RawRequest } from './doors';
+
+/** A delivery with the Service's headers and `token` as the bearer; `extra` headers win. */
+export function tokenDelivery(token: string, event: unknown, extra: Record<string, string> = {}): RawRequest {
+  return {
+    headers: { ...DELIVERY_HEADERS, authorization: `Bearer ${token}`, ...extra },
+    body: JSON.stringify(event),
+  };
+}
+
+/**
+ * Opens `door` with a router that keeps every event it ran, closing the last one opened after each
+ * test; for tests of one behaviour through every door.
+ */
+export function doorReceiver(door: Door, token: string) {
+  let open: OpenDoor | undefined;
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  return async function start(options: Partial<ReceiverOptions> = {}) {
+    const seen: AnyWebhookEvent[] = [];
+    const router = createEventRouter().onAny((event) => void seen.push(event));
+    open = await door.open({ bearerTokens: [token], router, logger: false, ...options });
+    return { d: open, seen };
+  };
+}
