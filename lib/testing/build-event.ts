@@ -59,7 +59,7 @@ export function checkBuildOptions(options: object, known: readonly string[], whe
 }
 
 /** The envelope itself, unchecked: the typed `buildEvent` and the escape hatch both end here. */
-export function buildEnvelope(
+function buildEnvelope(
   type: string,
   data: Record<string, unknown>,
   options: BuildEventOptions,
