@@ -5,6 +5,7 @@ import type {
   EventType,
 } from './catalogue';
 import type { CredentialDetails, Device, EventData, Metadata, Protocol } from './data-schemas';
+import type { EventEntity } from './event-entity';
 
 /** Rule 2: `issued` carries the credential details and no devices. */
 export type AccessPassIssuedData = Omit<EventData, 'details' | 'devices'> & {
@@ -64,6 +65,8 @@ export interface WebhookEventBase<T extends string, D> {
   dataschema: string | null;
   schemaVersion: SchemaVersion | null;
   data: D;
+  /** The resource the event is about (`{ kind: 'access_pass', id }`, …), or null: see `entityOf`. */
+  entity: EventEntity | null;
   /** The envelope exactly as received. */
   raw: Readonly<Record<string, unknown>>;
 }
