@@ -3,6 +3,7 @@ import { createClient } from 'redis';
 import type { IdempotencyStore } from '../lib/idempotency/idempotency-store';
 import { OptionsError } from '../lib/options-error';
 import { RedisStore } from 'service-webhooks/redis';
+import { SCRIPTS } from '../lib/redis/redis-scripts';
 import { runStoreContract } from 'service-webhooks/testing';
 import { freePort } from './support/server-binary';
 import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
@@ -90,9 +91,7 @@ describeWithRedis('RedisStore on a real redis-server', () => {
     it('loads its scripts once, then spends one round trip per call, each on one prefixed key', async () => {
       await store.claim('a', 't', HOUR);
       expect(sent.map((c) => c.slice(0, 2).join(' '))).toEqual([
-        'SCRIPT LOAD',
-        'SCRIPT LOAD',
-        'SCRIPT LOAD',
+        ...SCRIPTS.map(() => 'SCRIPT LOAD'),
         'CONFIG GET',
         expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
       ]);
@@ -101,13 +100,25 @@ describeWithRedis('RedisStore on a real redis-server', () => {
       await store.claim('b', 't', HOUR);
       await store.release('b', 't');
       await store.get('a');
-      expect(sent.map((c) => c[0])).toEqual(['EVALSHA', 'EVALSHA', 'EVALSHA', 'GET']);
+      const position = { time: '0'.repeat(22), eventId: 'e' };
+      await store.leaseEntity('a', 't', HOUR, position);
+      await store.advanceEntity('a', 't', position, HOUR);
+      await store.releaseEntity('a', 't');
+      expect(sent.map((c) => c[0])).toEqual([
+        'EVALSHA',
+        'EVALSHA',
+        'EVALSHA',
+        'GET',
+        ...Array(3).fill('EVALSHA'),
+      ]);
       const keys = sent.map((c) => (c[0] === 'EVALSHA' ? [c[2], c[3]] : ['1', c[1]]));
       expect(keys).toEqual([
         ['1', 'test:a'],
         ['1', 'test:b'],
         ['1', 'test:b'],
         ['1', 'test:a'],
+        // An entity's key has a word of its own: it never meets an event's.
+        ...Array(3).fill(['1', 'test:entity:a']),
       ]);
     });
 

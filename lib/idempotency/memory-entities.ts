@@ -61,8 +61,10 @@ export class MemoryEntities {
       return true;
     }
     if (entry.mark === null || entry.mark < mark) entry.mark = mark;
-    entry.expires = Math.max(entry.expires, now + retentionMs);
     if (entry.token === token) entry.token = null;
+    // Kept for the retention from now, or longer while another delivery's lease runs.
+    entry.expires = now + retentionMs;
+    if (entry.token !== null) entry.expires = Math.max(entry.expires, entry.leaseUntil);
     return entry.token === null;
   }
 
