@@ -102,11 +102,5 @@ if redis.call('HEXISTS', KEYS[1], 'm') == 1 then return redis.call('HDEL', KEYS[
 return redis.call('DEL', KEYS[1])`,
 );
 
-export const SCRIPTS: readonly RedisScript[] = [
-  CLAIM,
-  MARK_DONE,
-  RELEASE,
-  LEASE_ENTITY,
-  ADVANCE_ENTITY,
-  RELEASE_ENTITY,
-];
+export const SCRIPTS: readonly RedisScript[] = [CLAIM, MARK_DONE, RELEASE];
+export const ENTITY_SCRIPTS: readonly RedisScript[] = [LEASE_ENTITY, ADVANCE_ENTITY, RELEASE_ENTITY];

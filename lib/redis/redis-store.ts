@@ -14,6 +14,7 @@ import {
   MARK_DONE,
   RELEASE,
   RELEASE_ENTITY,
+  ENTITY_SCRIPTS,
   SCRIPTS,
   type RedisScript,
 } from './redis-scripts';
@@ -62,7 +63,8 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   readonly #send: SendCommand;
   readonly #prefix: string;
   readonly #log: ResolvedLogger;
-  #loaded: Promise<void> | undefined;
+  /** Per group of scripts: the entity ones are loaded only by a store that orders events. */
+  readonly #loaded = new Map<readonly RedisScript[], Promise<void>>();
   #policyChecked = false;
 
   constructor(options: RedisStoreOptions) {
@@ -161,7 +163,7 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   }
 
   async #run(script: RedisScript, redisKey: string, ...args: string[]): Promise<unknown> {
-    await this.#load();
+    await this.#load(ENTITY_SCRIPTS.includes(script) ? ENTITY_SCRIPTS : SCRIPTS);
     const words = ['1', redisKey, ...args];
     try {
       return await this.#send('EVALSHA', script.sha, ...words);
@@ -201,15 +203,19 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   }
 
   /** Loads the scripts once; a failure is forgotten, so the next call tries again. */
-  #load(): Promise<void> {
-    this.#loaded ??= Promise.all(SCRIPTS.map((s) => this.#call('load', 'SCRIPT', 'LOAD', s.source))).then(
-      () => void this.#checkEvictionPolicy(),
-      (error: unknown) => {
-        this.#loaded = undefined;
-        throw error;
-      },
-    );
-    return this.#loaded;
+  #load(scripts: readonly RedisScript[]): Promise<void> {
+    let loaded = this.#loaded.get(scripts);
+    if (loaded === undefined) {
+      loaded = Promise.all(scripts.map((s) => this.#call('load', 'SCRIPT', 'LOAD', s.source))).then(
+        () => void this.#checkEvictionPolicy(),
+        (error: unknown) => {
+          this.#loaded.delete(scripts);
+          throw error;
+        },
+      );
+      this.#loaded.set(scripts, loaded);
+    }
+    return loaded;
   }
 
   async #call(what: string, ...words: string[]): Promise<unknown> {
