@@ -271,16 +271,17 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
     expect(seen).toEqual([rejected.id]);
   });
 
-  it('counts stale deliveries in the metrics', async () => {
+  it('counts stale deliveries and the guard’s decisions in the metrics', async () => {
     const registry = new Registry();
     const { router } = orderedRouter();
     const { send } = receiver(router, undefined, { onDelivery: prometheusMetrics({ registry }) });
     const pass = newPass();
     await send(passEvent(pass, 2));
     await send(passEvent(pass, 1));
-    expect(await registry.metrics()).toMatch(
-      /requests_total\{type="ag.access_pass.updated",outcome="stale"\} 1/,
-    );
+    const text = await registry.metrics();
+    expect(text).toMatch(/ordering_total\{type="ag.access_pass.updated",decision="newest"\} 1/);
+    expect(text).toMatch(/ordering_total\{type="ag.access_pass.updated",decision="stale"\} 1/);
+    expect(text).toMatch(/requests_total\{type="ag.access_pass.updated",outcome="stale"\} 1/);
   });
 });
 
