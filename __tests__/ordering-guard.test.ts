@@ -271,6 +271,35 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
     expect(seen).toEqual([rejected.id]);
   });
 
+  it('gives back a lease that landed after storeTimeoutMs, so the entity is not held for a whole lease', async () => {
+    const memory = new MemoryStore({ logger: false });
+    const landed = gate();
+    const released = gate();
+    let slow = true;
+    const store = {
+      ...bare(),
+      leaseEntity: async (...a: Parameters<MemoryStore['leaseEntity']>) => {
+        if (slow) await landed.opened;
+        return memory.leaseEntity(...a);
+      },
+      advanceEntity: (...a: Parameters<MemoryStore['advanceEntity']>) => memory.advanceEntity(...a),
+      releaseEntity: async (...a: Parameters<MemoryStore['releaseEntity']>) => {
+        await memory.releaseEntity(...a);
+        released.open();
+      },
+    } as IdempotencyStore;
+    const { router, seen } = orderedRouter();
+    const { send } = receiver(router, store, { storeTimeoutMs: 50 });
+    const pass = newPass();
+    expect((await send(passEvent(pass, 1))).status).toBe(503);
+    landed.open();
+    await released.opened;
+    slow = false;
+    const next = passEvent(pass, 2);
+    expect((await send(next)).status).toBe(200);
+    expect(seen).toEqual([next.id]);
+  });
+
   it('counts stale deliveries and the guard’s decisions in the metrics', async () => {
     const registry = new Registry();
     const { router } = orderedRouter();

@@ -1,20 +1,14 @@
 import type { EventHandler, MatchedHandlers } from '../events/event-router';
 import type { AnyWebhookEvent } from '../events/webhook-event';
-import {
-  hasEntityOrdering,
-  type EntityLeaseResult,
-  type EntityOrderingStore,
-  type EntityPosition,
-} from '../idempotency/entity-ordering-store';
+import { hasEntityOrdering } from '../idempotency/entity-ordering-store';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { ResolvedLogger } from '../logger';
 import type { BookkeepingEvent } from './delivery-record';
 import { eventPosition } from './event-position';
+import { entityLeases } from './entity-leases';
 import { claimToken, idempotencyKey } from './idempotency-key';
 import type { RateLimitedLog } from './rate-limited-log';
-import { retrySpaced } from './retry-spaced';
 import type { Outcome } from './run-handlers';
-import { boundedCall, storeUnavailable } from './store-call';
 
 /** What the guard decided, and the handlers' outcome when any ran. */
 export type GuardedRun =
@@ -67,76 +61,10 @@ export function orderingGuard(
   warn: RateLimitedLog,
   onBookkeeping?: (event: BookkeepingEvent) => void,
 ): OrderingGuard {
-  const { store, scope, leaseMs, retentionMs, storeTimeoutMs } = options;
-  const entities = hasEntityOrdering(store) ? (store as EntityOrderingStore) : undefined;
-  const bounded = boundedCall(store, storeTimeoutMs);
-
-  async function lease(
-    key: string,
-    token: string,
-    position: EntityPosition,
-    eventId: string,
-  ): Promise<EntityLeaseResult | 'unavailable'> {
-    const giveBack = (late: EntityLeaseResult) => {
-      if (late === 'leased') Promise.resolve(entities?.releaseEntity(key, token)).catch(() => undefined);
-    };
-    try {
-      return await bounded('leaseEntity', entities!.leaseEntity(key, token, leaseMs, position), giveBack);
-    } catch (error) {
-      return storeUnavailable(warn, eventId, error);
-    }
-  }
-
-  /** Success: raise the mark and free the lease in one step; a failed call is retried in the background. */
-  async function advance(
-    key: string,
-    token: string,
-    position: EntityPosition,
-    eventId: string,
-    linger?: (p: Promise<void>) => void,
-  ) {
-    const once = async () => {
-      const applied = await bounded(
-        'advanceEntity',
-        entities!.advanceEntity(key, token, position, retentionMs),
-      );
-      if (applied !== false) return;
-      onBookkeeping?.('lease-lost');
-      warn(
-        'warn',
-        'entity-lease-lost',
-        { eventId, leaseMs },
-        "the ordered handlers succeeded after the entity's lease ran out and another event of it started meanwhile. Raise leaseMs above your slowest handler",
-      );
-    };
-    try {
-      await once();
-    } catch (error) {
-      log.warn(
-        { eventId, err: error },
-        "could not advance the entity's newest mark; retrying in the background",
-      );
-      const background = retrySpaced(once, leaseMs / 2).then((attempt) => {
-        if (attempt === 0)
-          log.error(
-            { eventId, leaseMs },
-            "gave up advancing the entity's newest mark: an older event of it may run its ordered handlers once its lease ends. Check the idempotency store",
-          );
-      });
-      linger?.(background);
-    }
-  }
-
-  async function release(key: string, token: string, eventId: string) {
-    try {
-      await bounded('releaseEntity', entities!.releaseEntity(key, token));
-    } catch (error) {
-      log.error(
-        { eventId, err: error },
-        'could not release the entity; its next event waits for the lease to end',
-      );
-    }
-  }
+  const { store, scope } = options;
+  const leases = hasEntityOrdering(store)
+    ? entityLeases(store, options, log, warn, onBookkeeping)
+    : undefined;
 
   const safely = (run: () => Promise<Outcome>) =>
     run().catch((error: unknown): Outcome => ({ ok: false, errors: [error], retryLater: undefined }));
@@ -147,13 +75,13 @@ export function orderingGuard(
       if (position === null || event.entity === null) {
         return { kind: 'ran', outcome: await safely(() => runHandlers(matched.handlers)) };
       }
-      if (entities === undefined) {
+      if (leases === undefined) {
         log.error({ eventId: event.id, type: event.type }, unsupported().message);
         return { kind: 'ran', outcome: { ok: false, errors: [unsupported()], retryLater: undefined } };
       }
       const key = idempotencyKey(scope, event.entity.kind, event.entity.id);
       const token = claimToken();
-      const leased = await lease(key, token, position, event.id);
+      const leased = await leases.lease(key, token, position, event.id);
       if (leased === 'unavailable' || leased === 'busy') return { kind: leased };
       if (leased === 'stale') {
         log.info(
@@ -168,7 +96,9 @@ export function orderingGuard(
         };
       }
       const outcome = await safely(() => runHandlers(matched.handlers));
-      await (outcome.ok ? advance(key, token, position, event.id, linger) : release(key, token, event.id));
+      await (outcome.ok
+        ? leases.advance(key, token, position, event.id, linger)
+        : leases.release(key, token, event.id));
       return { kind: 'ran', outcome, ordering: 'newest' };
     },
   };
