@@ -39,7 +39,9 @@ export interface OrderingGuard {
    * Runs the matched handlers of `event` through `runHandlers`, the ordered ones only when the event
    * is the newest of its entity: the entity is leased while they run, and its newest mark advances
    * (releasing the lease) only if they all succeed. Never rejects. The caller settles the event's own
-   * idempotency claim from the answer; the inbox worker calls it the same way.
+   * idempotency claim from the answer. A queue worker calls it the same way, when it runs the job:
+   * `ran` ok or `stale` completes the job, `ran` failed fails it (retried), `busy` and `unavailable`
+   * put it back for later without counting a failure of the handlers.
    */
   run(
     event: AnyWebhookEvent,
