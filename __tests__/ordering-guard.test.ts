@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import {
   createEventRouter,
@@ -7,10 +8,12 @@ import {
   type AnyWebhookEvent,
   type DeliveryRecord,
   type EventRouter,
+  type HandlerContext,
   type IdempotencyStore,
 } from '../lib';
 import { prometheusMetrics } from '../lib/metrics';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
+import { playScenario, scenarioArbitrary, type Send } from './support/multi-instance/run-ordering-proof';
 
 const TOKEN = 'tok_ordering';
 const at = (second: number) => `2026-11-24T10:00:${String(second).padStart(2, '0')}Z`;
@@ -349,4 +352,68 @@ describe('a store without entity operations', () => {
     router.on('ag.access_pass.updated', () => undefined, { ordering: 'newest-wins' });
     expect((await send(passEvent(newPass(), 1))).status).toBe(500);
   });
+});
+
+describe('the ordering property on MemoryStore, three receivers sharing it in one process', () => {
+  const SEED = Number(process.env.PROPERTY_SEED ?? Date.now() % 1_000_000);
+  const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
+
+  it(`holds newest-wins for every interleaving tried (seed ${SEED}, ${RUNS} runs)`, async () => {
+    const ledger: string[] = [];
+    const store = new MemoryStore({ logger: false });
+    const handler =
+      (name: string, instance: number) => async (event: AnyWebhookEvent, ctx: HandlerContext) => {
+        const line = (what: string) => ledger.push(`${what} ${name} ${event.id} ${instance}`);
+        line('start');
+        const delay = Number(ctx.header('x-proof-delay') ?? 0);
+        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+        if (ctx.header('x-proof-fail') === '1') {
+          line('fail');
+          throw new Error('a failure the proof injected');
+        }
+        line('ok');
+      };
+    const receivers = [0, 1, 2].map((instance) =>
+      createFetchHandler({
+        bearerTokens: [TOKEN],
+        idempotency: store,
+        logger: false,
+        router: createEventRouter()
+          .on('ag.access_pass.*', handler('pass', instance), { ordering: 'newest-wins' })
+          .on('ag.card_template.updated', handler('template', instance), { ordering: 'newest-wins' })
+          .on('ag.card_template.updated', handler('every', instance)),
+      }),
+    );
+    const send: Send = async (instance, body, headers) => {
+      const receive = receivers[instance % receivers.length] as (typeof receivers)[number];
+      const response = await receive(
+        new Request('http://localhost/webhooks', {
+          method: 'POST',
+          headers: { ...DELIVERY_HEADERS, authorization: `Bearer ${TOKEN}`, ...headers },
+          body,
+        }),
+      );
+      return { status: response.status, answer: (await response.json()) as { status?: string } };
+    };
+    const total = { stale: 0, conflicts: 0, failures: 0 };
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(scenarioArbitrary, async (scenario) => {
+        ledger.length = 0;
+        const figures = await playScenario(scenario, `memory-${SEED}-${++run}`, send, () =>
+          ledger.join('\n'),
+        );
+        total.stale += figures.stale;
+        total.conflicts += figures.conflicts;
+        total.failures += figures.failures;
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    console.log(
+      `[ordering property] ${JSON.stringify({ store: 'memory', seed: SEED, runs: run, ...total })}`,
+    );
+    expect(total.stale).toBeGreaterThan(0);
+    expect(total.conflicts).toBeGreaterThan(0);
+    expect(total.failures).toBeGreaterThan(0);
+  }, 60_000);
 });

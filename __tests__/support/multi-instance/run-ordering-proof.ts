@@ -106,80 +106,102 @@ export class OrderingRig {
     rmSync(this.ledgerDir, { recursive: true, force: true });
   }
 
-  /** Plays one scenario and checks the ledger; throws (with what broke) when the property fails. */
-  async play(scenario: Scenario, run: string): Promise<RunFigures> {
+  /** Plays one scenario over HTTP and checks the ledger; throws (with what broke) when the property fails. */
+  play(scenario: Scenario, run: string): Promise<RunFigures> {
     writeFileSync(this.ledger, '');
-    const events: PlannedEvent[] = scenario.entities.flatMap((plan, e) =>
-      plan.events.map(({ second, letter }, k) => {
-        const entity = `${run}-${plan.family}-${e}`;
-        // Unique ids whose order follows the letter first: ties of time are broken by it.
-        const id = `${run}-${e}-${letter}${k}`;
-        const time = `2026-11-24T10:00:0${second}.000Z`;
-        const type = plan.family === 'pass' ? 'ag.access_pass.updated' : 'ag.card_template.updated';
-        const data = plan.family === 'pass' ? { id: entity } : { card_template_id: entity };
-        return {
-          id,
-          entity,
-          family: plan.family,
-          time,
-          body: JSON.stringify(buildEvent(type, data as never, { id, time })),
-        };
-      }),
-    );
-    const figures: RunFigures = { events: events.length, deliveries: 0, stale: 0, conflicts: 0, failures: 0 };
-    const acked = new Set<string>();
-
-    const deliver = async (event: PlannedEvent, instance: number, fail: boolean, delayMs: number) => {
-      figures.deliveries++;
+    const send: Send = async (instance, body, headers) => {
       const to = this.instances[instance % this.instances.length] as Instance;
       const response = await fetch(`http://127.0.0.1:${to.port}/hooks`, {
         method: 'POST',
-        headers: {
-          ...DELIVERY_HEADERS,
-          Authorization: 'Bearer tok_proof',
-          'x-proof-fail': fail ? '1' : '0',
-          'x-proof-delay': String(delayMs),
-        },
-        body: event.body,
+        headers: { ...DELIVERY_HEADERS, Authorization: 'Bearer tok_proof', ...headers },
+        body,
         signal: AbortSignal.timeout(10_000),
       });
       const answer = (await response.json().catch(() => ({}))) as { status?: string };
-      if (response.status === 200) {
-        acked.add(event.id);
-        if (answer.status === 'stale') figures.stale++;
-      } else if (response.status === 409) figures.conflicts++;
-      else if (response.status === 500) figures.failures++;
-      else throw new Error(`unexpected answer ${response.status} for ${event.id}`);
-      return response.status === 200;
+      return { status: response.status, answer };
     };
-
-    // The scenario's deliveries: some at once, to any instance, some failing, some redelivered.
-    for (let i = 0; i < scenario.steps.length;) {
-      const batch: Step[] = [];
-      do batch.push(scenario.steps[i++] as Step);
-      while (batch.at(-1)?.withNext && i < scenario.steps.length && batch.length < 3);
-      await Promise.all(
-        batch.map((s) =>
-          deliver(events[s.pick % events.length] as PlannedEvent, s.instance, s.fail, s.delayMs),
-        ),
-      );
-    }
-    // Then the Service retries what is not acknowledged, all at once, until it is (bounded).
-    const rest = events.filter((e) => !acked.has(e.id));
-    const order = rest.map((e, i) => ({ e, k: scenario.drainOrder[i % scenario.drainOrder.length] ?? 0 }));
-    order.sort((x, y) => x.k - y.k);
-    await Promise.all(
-      order.map(async ({ e }, n) => {
-        for (let attempt = 0; attempt < 100; attempt++) {
-          if (await deliver(e, n + attempt, false, 0)) return;
-          await sleep(5 + attempt * 2);
-        }
-        throw new Error(`${e.id} was never acknowledged`);
-      }),
-    );
-    checkLedger(readFileSync(this.ledger, 'utf8'), events);
-    return figures;
+    return playScenario(scenario, run, send, () => readFileSync(this.ledger, 'utf8'));
   }
+}
+
+/** Sends one delivery to receiver `instance` (taken modulo their number) and reads the answer. */
+export type Send = (
+  instance: number,
+  body: string,
+  headers: Record<string, string>,
+) => Promise<{ status: number; answer: { status?: string } }>;
+
+/**
+ * Plays one scenario through `send` (the receivers' handlers write the ledger `readLedger` returns,
+ * lines `start|ok|fail <handler> <event id> <instance>`), then checks the ledger.
+ */
+export async function playScenario(
+  scenario: Scenario,
+  run: string,
+  send: Send,
+  readLedger: () => string,
+): Promise<RunFigures> {
+  const events: PlannedEvent[] = scenario.entities.flatMap((plan, e) =>
+    plan.events.map(({ second, letter }, k) => {
+      const entity = `${run}-${plan.family}-${e}`;
+      // Unique ids whose order follows the letter first: ties of time are broken by it.
+      const id = `${run}-${e}-${letter}${k}`;
+      const time = `2026-11-24T10:00:0${second}.000Z`;
+      const type = plan.family === 'pass' ? 'ag.access_pass.updated' : 'ag.card_template.updated';
+      const data = plan.family === 'pass' ? { id: entity } : { card_template_id: entity };
+      return {
+        id,
+        entity,
+        family: plan.family,
+        time,
+        body: JSON.stringify(buildEvent(type, data as never, { id, time })),
+      };
+    }),
+  );
+  const figures: RunFigures = { events: events.length, deliveries: 0, stale: 0, conflicts: 0, failures: 0 };
+  const acked = new Set<string>();
+
+  const deliver = async (event: PlannedEvent, instance: number, fail: boolean, delayMs: number) => {
+    figures.deliveries++;
+    const { status, answer } = await send(instance, event.body, {
+      'x-proof-fail': fail ? '1' : '0',
+      'x-proof-delay': String(delayMs),
+    });
+    if (status === 200) {
+      acked.add(event.id);
+      if (answer.status === 'stale') figures.stale++;
+    } else if (status === 409) figures.conflicts++;
+    else if (status === 500) figures.failures++;
+    else throw new Error(`unexpected answer ${status} for ${event.id}`);
+    return status === 200;
+  };
+
+  // The scenario's deliveries: some at once, to any instance, some failing, some redelivered.
+  for (let i = 0; i < scenario.steps.length;) {
+    const batch: Step[] = [];
+    do batch.push(scenario.steps[i++] as Step);
+    while (batch.at(-1)?.withNext && i < scenario.steps.length && batch.length < 3);
+    await Promise.all(
+      batch.map((s) =>
+        deliver(events[s.pick % events.length] as PlannedEvent, s.instance, s.fail, s.delayMs),
+      ),
+    );
+  }
+  // Then the Service retries what is not acknowledged, all at once, until it is (bounded).
+  const rest = events.filter((e) => !acked.has(e.id));
+  const order = rest.map((e, i) => ({ e, k: scenario.drainOrder[i % scenario.drainOrder.length] ?? 0 }));
+  order.sort((x, y) => x.k - y.k);
+  await Promise.all(
+    order.map(async ({ e }, n) => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        if (await deliver(e, n + attempt, false, 0)) return;
+        await sleep(5 + attempt * 2);
+      }
+      throw new Error(`${e.id} was never acknowledged`);
+    }),
+  );
+  checkLedger(readLedger(), events);
+  return figures;
 }
 
 const newer = (a: PlannedEvent, b: PlannedEvent) => a.time > b.time || (a.time === b.time && a.id > b.id);
