@@ -12,6 +12,9 @@ import {
   type IdempotencyStore,
 } from '../lib';
 import { prometheusMetrics } from '../lib/metrics';
+import { orderingGuard } from '../lib/core/ordering-guard';
+import { normalizeEvent } from '../lib/events/normalize-event';
+import type { ResolvedLogger } from '../lib/logger';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
 import { playScenario, scenarioArbitrary, type Send } from './support/multi-instance/run-ordering-proof';
 
@@ -314,6 +317,70 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
     expect(text).toMatch(/ordering_total\{type="ag.access_pass.updated",decision="newest"\} 1/);
     expect(text).toMatch(/ordering_total\{type="ag.access_pass.updated",decision="stale"\} 1/);
     expect(text).toMatch(/requests_total\{type="ag.access_pass.updated",outcome="stale"\} 1/);
+  });
+});
+
+describe('orderingGuard, as a queue worker calls it', () => {
+  const options = { scope: 'worker', leaseMs: 60_000, retentionMs: 60_000, storeTimeoutMs: 1_000 };
+  const silent = { debug() {}, info() {}, warn() {}, error() {} } as unknown as ResolvedLogger;
+  const normalized = (envelope: ReturnType<typeof passEvent>) =>
+    normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
+
+  it('answers ran, stale and busy, and advances only after success', async () => {
+    const guard = orderingGuard(
+      { ...options, store: new MemoryStore({ logger: false }) },
+      silent,
+      () => undefined,
+    );
+    const ran: string[] = [];
+    const { router } = orderedRouter();
+    const matched = router.match('ag.access_pass.updated');
+    const ok = async (handlers: readonly unknown[]) => (
+      ran.push(String(handlers.length)),
+      { ok: true as const }
+    );
+    const pass = newPass();
+    const held = gate();
+    const first = guard.run(normalized(passEvent(pass, 5)), matched, async (h) => {
+      await held.opened;
+      return ok(h);
+    });
+    expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toEqual({ kind: 'busy' });
+    held.open();
+    expect(await first).toEqual({ kind: 'ran', outcome: { ok: true }, ordering: 'newest' });
+    expect(await guard.run(normalized(passEvent(pass, 4)), matched, ok)).toEqual({ kind: 'stale' });
+    const failed = { ok: false as const, errors: [new Error('no')], retryLater: undefined };
+    expect(await guard.run(normalized(passEvent(pass, 7)), matched, async () => failed)).toMatchObject({
+      kind: 'ran',
+      outcome: { ok: false },
+    });
+    // The failure advanced nothing: 6 is still newer than the newest processed (5).
+    expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toMatchObject({ kind: 'ran' });
+    expect(ran).toEqual(['1', '1']);
+  });
+});
+
+describe('an ordered handler past timeoutMs', () => {
+  it('is answered 503, keeps the entity until it ends, and its success still advances it', async () => {
+    const held = gate();
+    const pass = newPass();
+    const slow = passEvent(pass, 5);
+    const router = createEventRouter().on(
+      'ag.access_pass.*',
+      async (event: AnyWebhookEvent) => {
+        if (event.id === slow.id) await held.opened;
+      },
+      { ordering: 'newest-wins' },
+    );
+    const { send } = receiver(router, undefined, { timeoutMs: 50, leaseMs: 60_000 });
+    expect((await send(slow)).status).toBe(503);
+    expect((await send(passEvent(pass, 6))).status).toBe(409);
+    held.open();
+    // Bounded wait for the handler to finish and the entity to advance: a redelivery is then a duplicate.
+    let again = await send(slow);
+    for (let i = 0; i < 50 && again.status !== 200; i++) again = await send(slow);
+    expect(again.body.status).toBe('duplicate');
+    expect((await send(passEvent(pass, 4))).body.status).toBe('stale');
   });
 });
 
