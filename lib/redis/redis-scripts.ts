@@ -67,6 +67,9 @@ export const LEASE_ENTITY = script(
   'leaseEntity',
   `${BEFORE}local h = redis.call('HMGET', KEYS[1], 't', 'u', 'm')
 if h[3] and not before(h[3], ARGV[3]) then return 1 end
+-- Redis before 5 replicates scripts verbatim and refuses a write after TIME unless told to
+-- replicate effects (the default from Redis 5; a no-op since 7).
+if redis.replicate_commands then redis.replicate_commands() end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if h[1] and tonumber(h[2]) > now then return 2 end
