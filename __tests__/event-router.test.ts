@@ -5,6 +5,7 @@ import {
   EVENT_TYPES,
   isEventPattern,
   isEventType,
+  OptionsError,
   webhookReceiver,
   type EventRouter,
 } from '../lib';
@@ -137,5 +138,40 @@ describe('createEventRouter', () => {
     ['onError with nothing', (r: EventRouter) => r.onError(undefined as never)],
   ])('throws a TypeError for %s', (_name, register) => {
     expect(() => register(createEventRouter())).toThrow(TypeError);
+  });
+});
+
+describe("on(..., { ordering: 'newest-wins' })", () => {
+  const handler = () => undefined;
+
+  it('splits the matched handlers into ordered and unordered, once per type', () => {
+    const ordered = () => undefined;
+    const any = () => undefined;
+    const router = createEventRouter()
+      .on('ag.access_pass.*', ordered, { ordering: 'newest-wins' })
+      .on('ag.access_pass.updated', handler)
+      .onAny(any);
+    const matched = router.match('ag.access_pass.updated');
+    expect(matched).toMatchObject({ ordered: [ordered], unordered: [handler, any] });
+    expect(matched.handlers).toEqual([ordered, handler, any]);
+    expect(router.match('ag.access_pass.updated')).toBe(matched);
+    expect(router.match('ag.hid_org.created')).toMatchObject({ ordered: [], unordered: [any] });
+    expect(router.hasOrderedHandlers).toBe(true);
+    expect(createEventRouter().on('ag.hid_org.created', handler, {}).hasOrderedHandlers).toBe(false);
+  });
+
+  it.each([
+    ['a misspelt option', { orderng: 'newest-wins' }, /unknown option "orderng"; did you mean "ordering"\?/],
+    [
+      'a misspelt ordering',
+      { ordering: 'newest-win' },
+      /ordering must be 'newest-wins' \(got "newest-win"\); did you mean "newest-wins"\?/,
+    ],
+    ['another ordering', { ordering: 'oldest-wins' }, /ordering must be 'newest-wins' \(got "oldest-wins"\)/],
+    ['options that are not an object', 'newest-wins', /options must be an object/],
+  ])('refuses %s at registration', (_name, options, message) => {
+    const register = () => createEventRouter().on('ag.access_pass.updated', handler, options as never);
+    expect(register).toThrow(OptionsError);
+    expect(register).toThrow(message);
   });
 });

@@ -166,3 +166,15 @@ webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: pino
 webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: { error: () => undefined } });
 // @ts-expect-error a logger must be an object, not a function
 webhookReceiver({ bearerTokens: ['t'], router: createEventRouter(), logger: console.log });
+
+// The ordering option: one value, checked by the compiler too.
+createEventRouter().on('ag.access_pass.updated', () => undefined, { ordering: 'newest-wins' });
+createEventRouter().on('ag.access_pass.*', (event) => void event.entity?.id, {});
+// @ts-expect-error only 'newest-wins' is an ordering
+createEventRouter().on('ag.access_pass.updated', () => undefined, { ordering: 'oldest-wins' });
+// @ts-expect-error a misspelt option
+createEventRouter().on('ag.access_pass.updated', () => undefined, { orderng: 'newest-wins' });
+createEventRouter().on('ag.card_template.updated', (event) => {
+  const entity: { kind: string; id: string } | null = event.entity;
+  void entity;
+});

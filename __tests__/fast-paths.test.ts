@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { EVENT_TYPES } from '../lib';
+import { entityOf, EVENT_TYPES } from '../lib';
 import { cloudEventEnvelopeSchema, fastEnvelope } from '../lib/core/cloud-event-envelope';
 import { dataSchemas, EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
 import { DATE, DATETIME_LOCAL, DATETIME_OFFSET } from '../lib/events/fast-event-data';
@@ -108,6 +108,32 @@ describe('the fast paths agree with the zod schemas', () => {
       }),
       { seed: SEED, numRuns: RUNS },
     );
+  });
+
+  it(`reads the same event.entity from the fast path's data as from the schema's (seed ${SEED})`, () => {
+    const field = fc.constantFrom(
+      'id',
+      'card_template_id',
+      'landing_page_id',
+      'credential_profile_id',
+      'account_id',
+      'unknown_extra',
+    );
+    let compared = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...EVENT_TYPES),
+        fc.dictionary(field, value, { maxKeys: 6 }),
+        (type, data) => {
+          const fast = fastEventData(data);
+          if (fast === undefined) return;
+          compared++;
+          expect(entityOf(type, fast)).toEqual(entityOf(type, eventDataSchema.parse(data)));
+        },
+      ),
+      { seed: SEED, numRuns: RUNS },
+    );
+    expect(compared).toBeGreaterThan(RUNS / 10);
   });
 
   it.each(EVENT_TYPES)('takes the fast path for a real %s in layout A', (type) => {

@@ -109,6 +109,36 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', () => {
     expect(await count()).toBe(1);
   });
 
+  it('compares entity positions byte by byte in a database whose own collation is not C', async () => {
+    // ICU's English collation puts 'a' before 'B'; bytes put 'B' (0x42) first, as Redis and MemoryStore do.
+    await pool.query(
+      "CREATE DATABASE ordering_icu TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en' LOCALE 'C'",
+    );
+    const icu = new Pool({ connectionString: server.url.replace(/\/postgres$/, '/ordering_icu'), max: 2 });
+    icu.on('error', () => undefined);
+    pools.push(icu);
+    expect((await icu.query("SELECT 'a' < 'B' AS icu")).rows[0]).toEqual({ icu: true });
+    const store = new PostgresStore({ pool: icu });
+    await store.setup();
+    const at = (eventId: string) => ({ time: '1'.repeat(22), eventId });
+    expect(await store.leaseEntity('pass', 't1', HOUR, at('a'))).toBe('leased');
+    await store.advanceEntity('pass', 't1', at('a'), HOUR);
+    expect(await store.leaseEntity('pass', 't2', HOUR, at('B'))).toBe('stale');
+  });
+
+  it('deletes expired entity rows with the rest, and only expired ones', async () => {
+    const store = new PostgresStore({ pool, table: 'cleanup_entities' });
+    await store.setup();
+    const at = { time: '1'.repeat(22), eventId: 'e' };
+    for (let i = 0; i < 3; i++) await store.advanceEntity(`old${i}`, 't', at, 1);
+    await store.advanceEntity('live', 't', at, HOUR);
+    await store.markDone('old-event', 't', 1);
+    await sleep(20);
+    expect(await store.cleanup()).toBe(4);
+    const left = await pool.query('SELECT key FROM cleanup_entities_entities');
+    expect(left.rows).toEqual([{ key: 'live' }]);
+  });
+
   it('says to run setup() when its table is missing', async () => {
     const store = new PostgresStore({ pool, table: 'never_set_up' });
     await expect(store.claim('k', 't', HOUR)).rejects.toThrow(

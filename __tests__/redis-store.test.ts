@@ -101,13 +101,27 @@ describeWithRedis('RedisStore on a real redis-server', () => {
       await store.claim('b', 't', HOUR);
       await store.release('b', 't');
       await store.get('a');
-      expect(sent.map((c) => c[0])).toEqual(['EVALSHA', 'EVALSHA', 'EVALSHA', 'GET']);
+      const position = { time: '0'.repeat(22), eventId: 'e' };
+      // The entity scripts are loaded by the first entity call only: a store that orders nothing never loads them.
+      await store.leaseEntity('a', 't', HOUR, position);
+      expect(sent.splice(4, 3).map((c) => c.slice(0, 2).join(' '))).toEqual(Array(3).fill('SCRIPT LOAD'));
+      await store.advanceEntity('a', 't', position, HOUR);
+      await store.releaseEntity('a', 't');
+      expect(sent.map((c) => c[0])).toEqual([
+        'EVALSHA',
+        'EVALSHA',
+        'EVALSHA',
+        'GET',
+        ...Array(3).fill('EVALSHA'),
+      ]);
       const keys = sent.map((c) => (c[0] === 'EVALSHA' ? [c[2], c[3]] : ['1', c[1]]));
       expect(keys).toEqual([
         ['1', 'test:a'],
         ['1', 'test:b'],
         ['1', 'test:b'],
         ['1', 'test:a'],
+        // An entity's key has a word of its own: it never meets an event's.
+        ...Array(3).fill(['1', 'test:entity:a']),
       ]);
     });
 

@@ -59,6 +59,7 @@ export type {
 export type * from './events/webhook-event';
 export type { DataFieldOf, LayoutBFieldOf } from './events/family-fields';
 export { parseSchemaVersion } from './events/normalize-event';
+export { entityOf, type EntityKind, type EventEntity } from './events/event-entity';
 export { RetryLater } from './events/retry-later';
 export {
   createEventRouter,
@@ -67,8 +68,14 @@ export {
   type ErrorHandler,
   type HandlerContext,
   type MatchedHandlers,
+  type OnOptions,
 } from './events/event-router';
 export type { ClaimResult, IdempotencyStore, KeyState } from './idempotency/idempotency-store';
+export type {
+  EntityLeaseResult,
+  EntityOrderingStore,
+  EntityPosition,
+} from './idempotency/entity-ordering-store';
 export { MemoryStore, type MemoryStoreOptions } from './idempotency/memory-store';
 export type { Logger, LogLevel, LogMethod, ResolvedLogger } from './logger';
 export { OptionsError, type OptionsErrorCode } from './options-error';

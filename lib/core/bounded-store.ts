@@ -4,8 +4,9 @@ import { MemoryStore } from '../idempotency/memory-store';
 import type { ResolvedLogger } from '../logger';
 import type { ResolvedDispatchOptions } from './dispatch-options';
 import type { RateLimitedLog } from './rate-limited-log';
+import { retrySpaced } from './retry-spaced';
 import type { Outcome } from './run-handlers';
-import { withTimeout } from './with-timeout';
+import { boundedCall, storeUnavailable } from './store-call';
 
 /** The store as dispatch uses it: every call bounded, every failure turned into an answer or a log line. */
 export interface BoundedStore {
@@ -24,10 +25,6 @@ export interface BoundedStore {
   ): Promise<Outcome>;
 }
 
-/** Retries of a failed markDone: at most this many, the first after this delay, each twice the last. */
-const MARK_DONE_RETRIES = 6;
-const MARK_DONE_FIRST_DELAY_MS = 250;
-
 /**
  * Bounds every store call by `storeTimeoutMs`. A claim that lands after we stopped waiting is given
  * back, or it would hold the event for a whole lease; the in-memory store answers at once and cannot
@@ -44,11 +41,7 @@ export function boundedStore(
   const store = options.store as IdempotencyStore;
   const inMemory = store instanceof MemoryStore;
 
-  /** Called only inside a `try`, so a store method that throws instead of rejecting is caught there. */
-  function bounded<T>(what: string, pending: Promise<T>, late?: (value: T) => void): Promise<T> {
-    if (inMemory) return pending;
-    return withTimeout(pending, storeTimeoutMs, `the idempotency store's ${what}`, late);
-  }
+  const bounded = boundedCall(store, storeTimeoutMs);
 
   /** A claim that lands after we stopped waiting is released, or it would hold the event a whole lease. */
   const giveBack = (key: string, token: string) => (late: ClaimResult) => {
@@ -64,13 +57,7 @@ export function boundedStore(
         const pending = store.claim(key, token, leaseMs);
         return await bounded('claim', pending, inMemory ? undefined : giveBack(key, token));
       } catch (error) {
-        warn(
-          'error',
-          'store-unavailable',
-          { eventId, err: error },
-          'the idempotency store is unavailable; answering 503',
-        );
-        return 'unavailable';
+        return storeUnavailable(warn, eventId, error);
       }
     },
     async settle(key, token, outcome, eventId, linger) {
@@ -116,20 +103,14 @@ export function boundedStore(
    * the lease still holds redeliveries off meanwhile), then given up on with an error.
    */
   async function retryMarkDone(key: string, token: string, eventId: string): Promise<void> {
-    const started = Date.now();
-    let delay = MARK_DONE_FIRST_DELAY_MS;
-    for (let attempt = 1; attempt <= MARK_DONE_RETRIES; attempt++) {
-      if (Date.now() - started + delay > retryWindowMs) break;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay *= 2;
-      try {
-        noteMarkDone(await bounded('markDone', store.markDone(key, token, retentionMs)), eventId);
-        onBookkeeping?.('mark-done-recovered');
-        log.info({ eventId, attempt }, 'marked the event done on a retry');
-        return;
-      } catch {
-        // Tried again below, or given up on after the loop.
-      }
+    const attempt = await retrySpaced(
+      async () => noteMarkDone(await bounded('markDone', store.markDone(key, token, retentionMs)), eventId),
+      retryWindowMs,
+    );
+    if (attempt > 0) {
+      onBookkeeping?.('mark-done-recovered');
+      log.info({ eventId, attempt }, 'marked the event done on a retry');
+      return;
     }
     onBookkeeping?.('mark-done-failed');
     log.error(

@@ -6,6 +6,8 @@ export type DeliveryOutcome =
   | 'processed'
   | 'unhandled'
   | 'duplicate'
+  /** Older than its entity's newest processed event: acknowledged without running its ordered handlers. */
+  | 'stale'
   | 'conflict'
   | 'failed'
   | 'timeout'
@@ -37,6 +39,12 @@ export interface DeliveryRecord {
   handlerMs: number | null;
   /** The delivery attempt number when the sender says it (`x-service-webhook-attempt`), else null. */
   attempt: number | null;
+  /**
+   * Set only when handlers with `{ ordering: 'newest-wins' }` matched an event with an entity and a
+   * `time`: `'newest'` when they ran, `'stale'` when they were skipped as older than the entity's
+   * newest processed event (with outcome `stale` when no other handler ran, else `processed`).
+   */
+  ordering?: 'newest' | 'stale';
 }
 
 /**

@@ -10,6 +10,8 @@ export interface DispatchResult {
   outcome: DeliveryOutcome;
   problem: string | null;
   handlerMs: number | null;
+  /** What the ordering guard decided, when ordered handlers matched an event it could order. */
+  ordering?: 'newest' | 'stale';
 }
 
 /** The answers dispatch can give, built from the receiver's `Retry-After`. */
@@ -35,6 +37,16 @@ export function dispatchResults(retryAfter: string) {
           'in-progress',
           'Conflict',
           'This event is being processed by another delivery; retry later.',
+        ),
+      ),
+    entityBusy: () =>
+      problem(
+        'conflict',
+        later(
+          409,
+          'entity-in-progress',
+          'Conflict',
+          'Another event of the same entity is being processed; retry later.',
         ),
       ),
     storeUnavailable: () =>
@@ -83,13 +95,15 @@ export function dispatchResults(retryAfter: string) {
       ),
     acknowledged: (
       event: AnyWebhookEvent,
-      status: 'processed' | 'unhandled' | 'duplicate',
+      status: 'processed' | 'unhandled' | 'duplicate' | 'stale',
       handlerMs: number | null,
+      ordering?: 'newest' | 'stale',
     ): DispatchResult => ({
       answer: eventAnswer(event.id, event.type, status),
       outcome: status,
       problem: null,
       handlerMs,
+      ...(ordering === undefined ? {} : { ordering }),
     }),
   };
 }

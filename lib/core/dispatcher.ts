@@ -1,14 +1,16 @@
-import type { EventHandler, EventRouter } from '../events/event-router';
+import type { EventRouter, MatchedHandlers } from '../events/event-router';
 import type { ClaimResult } from '../idempotency/idempotency-store';
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
 import { boundedStore } from './bounded-store';
+import { checkOrderingStore } from './check-ordering-store';
 import type { BookkeepingEvent } from './delivery-record';
 import type { ResolvedDispatchOptions } from './dispatch-options';
 import { dispatchResults, type DispatchResult } from './dispatch-results';
 import { DeliveryContext } from './handler-context';
 import { claimToken, idempotencyKey } from './idempotency-key';
 import type { RateLimitedLog } from './rate-limited-log';
+import { orderingGuard, type GuardedRun } from './ordering-guard';
 import { runHandlers, type Outcome } from './run-handlers';
 
 export type { DispatchResult };
@@ -23,6 +25,15 @@ export interface Dispatcher {
 }
 
 const TIMED_OUT = Symbol('timed out');
+const OK: Outcome = { ok: true };
+/** Nothing ran: the claim is given back so a redelivery runs the handlers. */
+const NOTHING_RAN: Outcome = { ok: false, errors: [], retryLater: undefined };
+
+/** The outcome the event's own claim is settled with. */
+function claimOutcome(guarded: GuardedRun): Outcome {
+  if (guarded.kind === 'ran') return guarded.outcome;
+  return guarded.kind === 'stale' ? OK : NOTHING_RAN;
+}
 
 /**
  * Step 4 as a plain function. The answer is 200 only once every handler has succeeded (or the event
@@ -37,8 +48,10 @@ export function createDispatcher(
   onBookkeeping?: (event: BookkeepingEvent) => void,
 ): Dispatcher {
   const { timeoutMs, scope } = options;
+  checkOrderingStore(router, options.store);
   const store = options.store === false ? undefined : boundedStore(options, log, warn, onBookkeeping);
   const results = dispatchResults(options.retryAfter);
+  const guard = orderingGuard(options, log, warn, onBookkeeping);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
 
   /** What a claim that was not granted answers, without running handlers. */
@@ -52,17 +65,19 @@ export function createDispatcher(
     key: string,
     token: string,
     event: AnyWebhookEvent,
-    handlers: readonly EventHandler<AnyWebhookEvent>[],
+    matched: MatchedHandlers,
     ctx: DeliveryContext,
-  ) {
-    // A markDone retried in the background keeps the event held here until it settles.
+  ): Promise<GuardedRun> {
+    // Bookkeeping retried in the background keeps the event held here until it settles.
     let lingering: Promise<void> | undefined;
-    const linger = (background: Promise<void>) => void (lingering = background);
-    const work = runHandlers(router, handlers, event, ctx)
-      .catch((error: unknown): Outcome => ({ ok: false, errors: [error], retryLater: undefined }))
-      .then((outcome) =>
-        store === undefined ? outcome : store.settle(key, token, outcome, event.id, linger),
-      );
+    const linger = (background: Promise<void>) =>
+      void (lingering = lingering === undefined ? background : Promise.all([lingering, background]).then());
+    const work = guard
+      .run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx), linger)
+      .then(async (guarded) => {
+        if (store !== undefined) await store.settle(key, token, claimOutcome(guarded), event.id, linger);
+        return guarded;
+      });
     running.set(key, { eventId: event.id, done: work });
     void work.then(() => {
       if (lingering === undefined) return void running.delete(key);
@@ -91,12 +106,13 @@ export function createDispatcher(
       }
     }
 
-    const { handlers, handled } = router.match(event.type);
+    const matched = router.match(event.type);
+    const { handlers, handled } = matched;
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
-    const work = run(key, token, event, handlers, ctx);
+    const work = run(key, token, event, matched, ctx);
     // One promise and one timer, not a race of two promises: this runs for every delivery.
-    const first = await new Promise<Outcome | typeof TIMED_OUT>((resolve) => {
+    const first = await new Promise<GuardedRun | typeof TIMED_OUT>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
       void work.then((outcome) => {
         clearTimeout(timer);
@@ -112,10 +128,16 @@ export function createDispatcher(
       );
       return results.timeout(timeoutMs, handlerMs);
     }
-    if (!first.ok) {
-      return first.retryLater === undefined
-        ? results.failed(handlerMs)
-        : results.retryLater(first.retryLater.retryAfterSeconds, handlerMs);
+    if (first.kind === 'busy') return results.entityBusy();
+    if (first.kind === 'unavailable') return results.storeUnavailable();
+    if (first.kind === 'stale') return results.acknowledged(event, 'stale', null, 'stale');
+    const { outcome, ordering } = first;
+    if (!outcome.ok) {
+      const failed =
+        outcome.retryLater === undefined
+          ? results.failed(handlerMs)
+          : results.retryLater(outcome.retryLater.retryAfterSeconds, handlerMs);
+      return ordering === undefined ? failed : { ...failed, ordering };
     }
     if (!handled)
       log.info(
@@ -127,6 +149,7 @@ export function createDispatcher(
       event,
       handled ? 'processed' : 'unhandled',
       handlers.length === 0 ? null : handlerMs,
+      ordering,
     );
   }
 

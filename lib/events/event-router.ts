@@ -9,6 +9,7 @@ import {
   type TypesMatching,
 } from './catalogue';
 import { didYouMean } from '../did-you-mean';
+import { checkOnOptions, type OnOptions } from './on-options';
 import type { AnyWebhookEvent, WebhookEvent } from './webhook-event';
 
 /** What a handler gets beside the event. */
@@ -30,12 +31,23 @@ export type EventHandler<E> = (event: E, ctx: HandlerContext) => unknown;
 /** Called with what a handler threw or rejected, the event and its context, before the 500 or 503 is sent; it cannot change the answer. */
 export type ErrorHandler = (error: unknown, event: AnyWebhookEvent, ctx: HandlerContext) => unknown;
 
+export type { OnOptions };
+
 /** The handlers one event runs, decided by its type. */
 export interface MatchedHandlers {
   /** The handlers to run, concurrently: the specific ones (or the `onUnhandled` ones), then the `onAny` ones. */
   handlers: readonly EventHandler<AnyWebhookEvent>[];
   /** True when an `on(...)` registration covers the type; false means the event is unhandled. */
   handled: boolean;
+  /** The handlers registered with `{ ordering: 'newest-wins' }`: a subset of `handlers`. */
+  ordered: readonly EventHandler<AnyWebhookEvent>[];
+  /** `handlers` without `ordered`: they run for every event, stale or not. */
+  unordered: readonly EventHandler<AnyWebhookEvent>[];
+}
+
+interface Registration {
+  handler: EventHandler<AnyWebhookEvent>;
+  ordered: boolean;
 }
 
 const NAMES: readonly string[] = [...EVENT_TYPES, ...EVENT_PATTERNS.keys()];
@@ -62,25 +74,31 @@ function checkHandler(handler: unknown, method: string): void {
  * acknowledged only if all of them succeed.
  */
 export class EventRouter {
-  readonly #byType = new Map<string, EventHandler<AnyWebhookEvent>[]>();
+  readonly #byType = new Map<string, Registration[]>();
   readonly #any: EventHandler<AnyWebhookEvent>[] = [];
   readonly #unhandled: EventHandler<AnyWebhookEvent>[] = [];
   readonly #errorHandlers: ErrorHandler[] = [];
   /** Per-type handler lists, built on first use after each registration, never per request. */
   #cache = new Map<string, MatchedHandlers>();
 
-  /** Handles one type, several, or a family pattern such as `'ag.access_pass.*'`. */
+  /**
+   * Handles one type, several, or a family pattern such as `'ag.access_pass.*'`. With
+   * `{ ordering: 'newest-wins' }` the handler sees each entity's events newest-last only: one that is
+   * older than the entity's newest processed event is skipped (see docs/out-of-order-events.md).
+   */
   on<const K extends EventType | EventPattern>(
     target: K | readonly K[],
     handler: EventHandler<WebhookEvent<TypesMatching<K>>>,
+    options?: OnOptions,
   ): this {
     checkHandler(handler, 'on');
+    const ordered = checkOnOptions(options);
     const targets: readonly string[] = Array.isArray(target) ? target : [target as string];
     if (targets.length === 0) throw new TypeError('[service-webhooks] on: give at least one event type');
     const types = new Set(targets.flatMap(typesOf));
     for (const type of types) {
       const list = this.#byType.get(type) ?? [];
-      list.push(handler as EventHandler<AnyWebhookEvent>);
+      list.push({ handler: handler as EventHandler<AnyWebhookEvent>, ordered });
       this.#byType.set(type, list);
     }
     this.#cache = new Map();
@@ -116,11 +134,22 @@ export class EventRouter {
     if (matched === undefined) {
       const specific = this.#byType.get(type) ?? [];
       const handled = specific.length > 0;
-      matched = { handled, handlers: [...(handled ? specific : this.#unhandled), ...this.#any] };
+      const ordered = specific.filter((r) => r.ordered).map((r) => r.handler);
+      const unordered = [
+        ...(handled ? specific.filter((r) => !r.ordered).map((r) => r.handler) : this.#unhandled),
+        ...this.#any,
+      ];
+      matched = { handled, handlers: [...ordered, ...unordered], ordered, unordered };
       // Only catalogue types are cached, so unknown type names cannot grow the cache.
       if (isEventType(type)) this.#cache.set(type, matched);
     }
     return matched;
+  }
+
+  /** True once any handler was registered with `{ ordering: 'newest-wins' }`. */
+  get hasOrderedHandlers(): boolean {
+    for (const list of this.#byType.values()) if (list.some((r) => r.ordered)) return true;
+    return false;
   }
 
   /** The handlers registered with `onError`, in order. */

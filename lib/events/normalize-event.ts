@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { dataSchemas, type EventData } from './data-schemas';
 import { detectLayout } from './detect-layout';
+import { entityOf } from './event-entity';
 import { fastEventData } from './fast-event-data';
 import { InvalidEventError, schemaError } from './invalid-event-error';
 import type { Layout, SchemaVersion, UnknownWebhookEvent } from './webhook-event';
@@ -88,6 +89,7 @@ export function normalizeEvent(
     dataschema,
     schemaVersion: parseSchemaVersion(dataschema),
     data: checked,
+    entity: entityOf(envelope.type, checked),
     raw,
   };
 }

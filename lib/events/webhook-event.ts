@@ -5,6 +5,7 @@ import type {
   EventType,
 } from './catalogue';
 import type { CredentialDetails, Device, EventData, Metadata, Protocol } from './data-schemas';
+import type { EventEntity } from './event-entity';
 import type { DataFieldOf } from './family-fields';
 
 /**
@@ -105,6 +106,8 @@ export interface WebhookEventBase<T extends string, D> {
   schemaVersion: SchemaVersion | null;
   /** The data in layout A's names whichever layout was sent; every field the spec defines is present, null when not carried. */
   data: D;
+  /** The resource the event is about (`{ kind: 'access_pass', id }`, …), or null: see `entityOf`. */
+  entity: EventEntity | null;
   /** The envelope exactly as received. */
   raw: Readonly<Record<string, unknown>>;
 }

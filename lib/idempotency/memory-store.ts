@@ -1,9 +1,11 @@
 import { checkOptionKeys } from '../check-option-keys';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
+import type { EntityLeaseResult, EntityOrderingStore, EntityPosition } from './entity-ordering-store';
 import { EntryQueue, GONE } from './entry-queue';
 import { EvictionReport } from './eviction-report';
 import type { ClaimResult, IdempotencyStore, KeyState } from './idempotency-store';
+import { MemoryEntities } from './memory-entities';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -36,13 +38,14 @@ interface Entry {
  * for either. Every operation is O(1) amortized, full or not: keys wait in a first-in queue beside the
  * map, so eviction and sweeping take from its head instead of walking the map past deleted slots.
  */
-export class MemoryStore implements IdempotencyStore {
+export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
   readonly #entries = new Map<string, Entry>();
   readonly #queue = new EntryQueue<Entry>((entry) => this.#remove(entry));
   readonly #start = Date.now();
   readonly #maxEntries: number;
   readonly #report: EvictionReport;
   readonly #timer: NodeJS.Timeout;
+  readonly #entities: MemoryEntities;
 
   constructor(options: MemoryStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -65,6 +68,7 @@ export class MemoryStore implements IdempotencyStore {
     }
     this.#maxEntries = maxEntries;
     this.#report = new EvictionReport(resolveLogger(options.logger, 'MemoryStore'), maxEntries);
+    this.#entities = new MemoryEntities(maxEntries, this.#report);
     this.#timer = setInterval(() => this.#tick(), sweepIntervalMs);
     this.#timer.unref();
   }
@@ -111,6 +115,28 @@ export class MemoryStore implements IdempotencyStore {
     return entry.token === null ? 'done' : 'processing';
   }
 
+  async leaseEntity(
+    key: string,
+    token: string,
+    leaseMs: number,
+    position: EntityPosition,
+  ): Promise<EntityLeaseResult> {
+    return this.#entities.lease(key, token, leaseMs, position, this.#now());
+  }
+
+  async advanceEntity(
+    key: string,
+    token: string,
+    position: EntityPosition,
+    retentionMs: number,
+  ): Promise<boolean> {
+    return this.#entities.advance(key, token, position, retentionMs, this.#now());
+  }
+
+  async releaseEntity(key: string, token: string): Promise<void> {
+    this.#entities.release(key, token);
+  }
+
   /** Stops the sweep timer (it never holds the process open, but tests may want it gone). */
   close(): void {
     clearInterval(this.#timer);
@@ -155,6 +181,7 @@ export class MemoryStore implements IdempotencyStore {
   /** The timer's work: sweep every expired key, and report the evictions since the last warning. */
   #tick(): void {
     this.#queue.compact(this.#now());
+    this.#entities.sweep(this.#now());
     this.#report.tick();
   }
 }

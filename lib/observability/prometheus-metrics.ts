@@ -32,6 +32,7 @@ interface Metrics {
   inFlight: Gauge;
   storeErrors: Counter;
   bookkeeping: Counter<'event'>;
+  ordering: Counter<'type' | 'decision'>;
 }
 
 const KEYS = ['registry', 'prefix', 'buckets'];
@@ -99,6 +100,12 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
         labelNames: ['event'],
         registers,
       }),
+      ordering: new Counter({
+        name: `${prefix}ordering_total`,
+        help: "What the ordering guard decided for { ordering: 'newest-wins' } handlers, by event type: newest (they ran) or stale (skipped as older than the entity's newest processed event).",
+        labelNames: ['type', 'decision'],
+        registers,
+      }),
     };
   } catch (error) {
     throw new OptionsError(
@@ -111,7 +118,7 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
 
 /**
  * An `onDelivery` that feeds prom-client: deliveries by type and outcome, problems by slug, handler
- * durations, requests in flight and store errors. Event types outside the catalogue are counted as
+ * durations, requests in flight, store errors, and the ordering guard's decisions. Event types outside the catalogue are counted as
  * `other`, so a sender cannot create series at will.
  */
 export function prometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
@@ -133,6 +140,7 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
     if (record.handlerMs !== null)
       metrics.handlerSeconds.observe({ type, outcome: record.outcome }, record.handlerMs / 1000);
     if (record.outcome === 'store-unavailable') metrics.storeErrors.inc();
+    if (record.ordering !== undefined) metrics.ordering.inc({ type, decision: record.ordering });
     if (open > 0) {
       open--;
       metrics.inFlight.dec();

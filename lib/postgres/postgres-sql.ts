@@ -11,6 +11,14 @@ export interface PostgresSql {
   get: string;
   /** $1 batch size → deletes up to that many expired rows. */
   cleanup: string;
+  /** $1 key, $2 token, $3 lease ms, $4 position → one row: 0 leased, 1 stale, 2 busy; no row: busy. */
+  leaseEntity: string;
+  /** $1 key, $2 token, $3 position, $4 retention ms → one row, `released` false when another token holds it. */
+  advanceEntity: string;
+  /** $1 key, $2 token. */
+  releaseEntity: string;
+  /** $1 batch size → deletes up to that many expired entity rows. */
+  cleanupEntities: string;
 }
 
 const ms = (param: string) => `now() + ${param}::float8 * interval '1 millisecond'`;
@@ -21,16 +29,37 @@ const ms = (param: string) => `now() + ${param}::float8 * interval '1 millisecon
  */
 export function postgresSetupSql(table = 'service_webhooks_idempotency'): string {
   const index = `${table.slice(table.lastIndexOf('.') + 1)}_expires_at_idx`;
+  const entities = entityTable(table);
+  const entityIndex = `${entities.slice(entities.lastIndexOf('.') + 1)}_expires_at_idx`;
+  // Positions compare byte by byte (COLLATE "C"), as the Redis store compares them, whatever the
+  // database's default collation.
   return `CREATE TABLE IF NOT EXISTS ${table} (
   key text PRIMARY KEY,
   token text NOT NULL,
   done boolean NOT NULL,
   expires_at timestamptz NOT NULL
 );
-CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires_at);`;
+CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires_at);
+CREATE TABLE IF NOT EXISTS ${entities} (
+  key text PRIMARY KEY,
+  token text,
+  lease_until timestamptz,
+  position text COLLATE "C",
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${entityIndex} ON ${entities} (expires_at);`;
 }
 
+/** The table of entity leases and newest positions, beside the store's own. */
+export const entityTable = (table: string) => `${table}_entities`;
+
+/** `DELETE` up to $1 expired rows; SKIP LOCKED, so two instances cleaning at once share the work. */
+const cleanupOf = (table: string) => `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
+  SELECT ctid FROM ${table} WHERE expires_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED
+)) AND expires_at <= now()`;
+
 export function postgresSql(table: string): PostgresSql {
+  const entities = entityTable(table);
   return {
     // One implicit transaction (a multi-statement simple query): the lock keeps instances that start
     // together from racing on CREATE TABLE IF NOT EXISTS, which is not safe against itself.
@@ -57,9 +86,38 @@ WHERE t.token = excluded.token OR t.done OR t.expires_at <= now()
 RETURNING 1 AS applied`,
     release: `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND NOT done`,
     get: `SELECT done FROM ${table} WHERE key = $1 AND expires_at > now()`,
-    // SKIP LOCKED: two instances cleaning at once share the work instead of waiting on each other.
-    cleanup: `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-  SELECT ctid FROM ${table} WHERE expires_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED
-)) AND expires_at <= now()`,
+    cleanup: cleanupOf(table),
+    // As claim: the upsert leases a live entity that is free and older than $4, or an expired row
+    // (whose position is forgotten); when it takes nothing the outer SELECT says why. A stale
+    // snapshot can only say "busy" wrongly, never "stale": positions only ever rise.
+    leaseEntity: `WITH leased AS (
+  INSERT INTO ${entities} AS e (key, token, lease_until, position, expires_at)
+  VALUES ($1, $2, ${ms('$3')}, NULL, ${ms('$3')})
+  ON CONFLICT (key) DO UPDATE SET token = excluded.token, lease_until = excluded.lease_until,
+    position = CASE WHEN e.expires_at <= now() THEN NULL ELSE e.position END,
+    expires_at = CASE WHEN e.expires_at <= now() THEN excluded.expires_at
+      ELSE GREATEST(e.expires_at, excluded.expires_at) END
+  WHERE e.expires_at <= now()
+    OR ((e.position IS NULL OR e.position < $4) AND (e.token IS NULL OR e.lease_until <= now()))
+  RETURNING 0 AS result
+)
+SELECT result FROM leased
+UNION ALL
+SELECT CASE WHEN position >= $4 THEN 1 ELSE 2 END FROM ${entities}
+WHERE key = $1 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM leased)`,
+    // One step: the position only rises, the lease is freed only for its token; `released` is
+    // false when another token holds the entity.
+    advanceEntity: `INSERT INTO ${entities} AS e (key, token, lease_until, position, expires_at)
+VALUES ($1, NULL, NULL, $3, ${ms('$4')})
+ON CONFLICT (key) DO UPDATE SET
+  position = CASE WHEN e.expires_at <= now() OR e.position IS NULL OR e.position < $3 THEN $3
+    ELSE e.position END,
+  token = CASE WHEN e.token = $2 OR e.expires_at <= now() THEN NULL ELSE e.token END,
+  lease_until = CASE WHEN e.token = $2 OR e.expires_at <= now() THEN NULL ELSE e.lease_until END,
+  expires_at = CASE WHEN e.token = $2 OR e.token IS NULL OR e.expires_at <= now() THEN excluded.expires_at
+    ELSE GREATEST(e.expires_at, excluded.expires_at) END
+RETURNING e.token IS NULL AS released`,
+    releaseEntity: `UPDATE ${entities} SET token = NULL, lease_until = NULL WHERE key = $1 AND token = $2`,
+    cleanupEntities: cleanupOf(entities),
   };
 }

@@ -1,7 +1,13 @@
 import { checkOptionKeys } from '../check-option-keys';
+import type {
+  EntityLeaseResult,
+  EntityOrderingStore,
+  EntityPosition,
+} from '../idempotency/entity-ordering-store';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
 import { OptionsError } from '../options-error';
 import { storedKey } from '../redis/stored-key';
+import { storedPosition } from '../redis/stored-position';
 import { postgresSql, type PostgresSql } from './postgres-sql';
 
 /** What the store needs of a pool: `pg`'s `Pool` fits, and so does anything with the same `query`. */
@@ -33,6 +39,7 @@ export interface PostgresStoreOptions {
 
 const KNOWN_KEYS = ['pool', 'table', 'cleanupIntervalMs', 'cleanupBatchSize'] as const;
 const CLAIM_RESULTS: readonly ClaimResult[] = ['claimed', 'busy', 'done'];
+const LEASE_RESULTS: readonly EntityLeaseResult[] = ['leased', 'stale', 'busy'];
 /** Lower-case identifiers need no quoting; 40 characters leave room for the index name's suffix. */
 const TABLE_NAME = /^[a-z_][a-z0-9_]{0,39}(\.[a-z_][a-z0-9_]{0,39})?$/;
 const UNDEFINED_TABLE = '42P01';
@@ -54,7 +61,7 @@ function wholePositive(value: unknown, name: string): number {
  * takes a free or expired key. Time is the database's clock, so instances' clocks never disagree.
  * Run `await store.setup()` once at boot (or the SQL of {@link postgresSetupSql} in a migration).
  */
-export class PostgresStore implements IdempotencyStore {
+export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
   readonly #pool: PostgresQueryable;
   readonly #sql: PostgresSql;
   readonly #cleanupIntervalMs: number;
@@ -112,6 +119,34 @@ export class PostgresStore implements IdempotencyStore {
     await this.#query('release', this.#sql.release, [storedKey(key), token]);
   }
 
+  async leaseEntity(
+    key: string,
+    token: string,
+    leaseMs: number,
+    position: EntityPosition,
+  ): Promise<EntityLeaseResult> {
+    this.#cleanupWhenDue();
+    const values = [storedKey(key), token, leaseMs, storedPosition(position)];
+    const { rows } = await this.#query('leaseEntity', this.#sql.leaseEntity, values);
+    const answer = Number((rows[0] as { result?: unknown } | undefined)?.result ?? 2);
+    return LEASE_RESULTS[answer] ?? 'busy';
+  }
+
+  async advanceEntity(
+    key: string,
+    token: string,
+    position: EntityPosition,
+    retentionMs: number,
+  ): Promise<boolean> {
+    const values = [storedKey(key), token, storedPosition(position), retentionMs];
+    const { rows } = await this.#query('advanceEntity', this.#sql.advanceEntity, values);
+    return (rows[0] as { released?: unknown } | undefined)?.released !== false;
+  }
+
+  async releaseEntity(key: string, token: string): Promise<void> {
+    await this.#query('releaseEntity', this.#sql.releaseEntity, [storedKey(key), token]);
+  }
+
   async get(key: string): Promise<KeyState | null> {
     const { rows } = await this.#query('get', this.#sql.get, [storedKey(key)]);
     const row = rows[0] as { done?: unknown } | undefined;
@@ -119,11 +154,16 @@ export class PostgresStore implements IdempotencyStore {
     return row.done === true ? 'done' : 'processing';
   }
 
-  /** Deletes one batch of expired rows (at most `cleanupBatchSize`) and says how many went. */
+  /**
+   * Deletes one batch of expired rows (at most `cleanupBatchSize` of events, as many of entities) and
+   * says how many went.
+   */
   async cleanup(): Promise<number> {
     this.#lastCleanup = Date.now();
-    const result = await this.#query('cleanup', this.#sql.cleanup, [this.#cleanupBatchSize]);
-    return result.rowCount ?? 0;
+    const batch = [this.#cleanupBatchSize];
+    const events = await this.#query('cleanup', this.#sql.cleanup, batch);
+    const entities = await this.#query('cleanup', this.#sql.cleanupEntities, batch);
+    return (events.rowCount ?? 0) + (entities.rowCount ?? 0);
   }
 
   /** Expired rows are harmless but take room: one batch now and then, off the request's path. */

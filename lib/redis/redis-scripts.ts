@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
  * KEYS[1], so the store works on Redis Cluster and its kin.
  */
 export interface RedisScript {
-  readonly name: 'claim' | 'markDone' | 'release';
+  readonly name: 'claim' | 'markDone' | 'release' | 'leaseEntity' | 'advanceEntity' | 'releaseEntity';
   readonly source: string;
   /** SHA-1 of the source, as `SCRIPT LOAD` answers and `EVALSHA` expects. */
   readonly sha: string;
@@ -42,4 +42,68 @@ redis.call('SET', KEYS[1], 'd', 'PX', ARGV[2])
 return 1`,
 );
 
+/**
+ * An entity is a hash: `t` the lease's token and `u` its end (server milliseconds, from TIME, so
+ * instances' clocks never disagree), `m` the newest processed position (`<time digits>|<event id>`).
+ * Positions compare byte by byte, as PostgreSQL's "C" collation does: Lua's `<` follows the server's
+ * locale.
+ */
+const BEFORE = `local function before(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local function keep(ms)
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < ms then redis.call('PEXPIRE', KEYS[1], ms) end
+end
+`;
+
+/** ARGV token, lease ms, position → 0 leased, 1 stale, 2 busy. */
+export const LEASE_ENTITY = script(
+  'leaseEntity',
+  `${BEFORE}local h = redis.call('HMGET', KEYS[1], 't', 'u', 'm')
+if h[3] and not before(h[3], ARGV[3]) then return 1 end
+-- Redis before 5 replicates scripts verbatim and refuses a write after TIME unless told to
+-- replicate effects (the default from Redis 5; a no-op since 7).
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if h[1] and tonumber(h[2]) > now then return 2 end
+local lease = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 't', ARGV[1], 'u', string.format('%.0f', now + lease))
+keep(lease)
+return 0`,
+);
+
+/**
+ * ARGV token, position, retention ms: raises the position (never lowers it), frees the lease if the
+ * token holds it and keeps the entity that long → 1; 0 when another token holds it (then its lease
+ * is kept too).
+ */
+export const ADVANCE_ENTITY = script(
+  'advanceEntity',
+  `${BEFORE}local h = redis.call('HMGET', KEYS[1], 't', 'm')
+if not h[2] or before(h[2], ARGV[2]) then redis.call('HSET', KEYS[1], 'm', ARGV[2]) end
+if h[1] and h[1] ~= ARGV[1] then
+  keep(tonumber(ARGV[3]))
+  return 0
+end
+redis.call('HDEL', KEYS[1], 't', 'u')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`,
+);
+
+/** ARGV token: frees the lease only for its token; an entity with no position left goes. */
+export const RELEASE_ENTITY = script(
+  'releaseEntity',
+  `if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'm') == 1 then return redis.call('HDEL', KEYS[1], 't', 'u') end
+return redis.call('DEL', KEYS[1])`,
+);
+
 export const SCRIPTS: readonly RedisScript[] = [CLAIM, MARK_DONE, RELEASE];
+export const ENTITY_SCRIPTS: readonly RedisScript[] = [LEASE_ENTITY, ADVANCE_ENTITY, RELEASE_ENTITY];

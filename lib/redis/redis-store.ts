@@ -2,8 +2,24 @@ import { checkOptionKeys } from '../check-option-keys';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
 import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
 import { OptionsError } from '../options-error';
-import { CLAIM, MARK_DONE, RELEASE, SCRIPTS, type RedisScript } from './redis-scripts';
+import type {
+  EntityLeaseResult,
+  EntityOrderingStore,
+  EntityPosition,
+} from '../idempotency/entity-ordering-store';
+import {
+  ADVANCE_ENTITY,
+  CLAIM,
+  LEASE_ENTITY,
+  MARK_DONE,
+  RELEASE,
+  RELEASE_ENTITY,
+  ENTITY_SCRIPTS,
+  SCRIPTS,
+  type RedisScript,
+} from './redis-scripts';
 import { storedKey } from './stored-key';
+import { storedPosition } from './stored-position';
 
 /**
  * Sends one Redis command, given as its words, and resolves with the reply. Written over the client
@@ -28,6 +44,9 @@ export interface RedisStoreOptions {
 
 const KNOWN_KEYS = ['sendCommand', 'prefix', 'logger'] as const;
 const CLAIM_RESULTS: readonly ClaimResult[] = ['claimed', 'busy', 'done'];
+const LEASE_RESULTS: readonly EntityLeaseResult[] = ['leased', 'stale', 'busy'];
+/** Entity keys live under their own word: an event key starts with a digit or `#`, never with it. */
+const ENTITY = 'entity:';
 
 /** Milliseconds as Redis's `PX` wants them: a whole number of at least 1. */
 const px = (ms: number) => String(Math.max(1, Math.ceil(ms)));
@@ -41,11 +60,12 @@ const px = (ms: number) => String(Math.max(1, Math.ceil(ms)));
  * timer. Once, where `CONFIG GET` is allowed, it reads `maxmemory-policy` and warns when the server
  * may evict its keys.
  */
-export class RedisStore implements IdempotencyStore {
+export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   readonly #send: SendCommand;
   readonly #prefix: string;
   readonly #log: ResolvedLogger;
-  #loaded: Promise<void> | undefined;
+  /** Per group of scripts: the entity ones are loaded only by a store that orders events. */
+  readonly #loaded = new Map<readonly RedisScript[], Promise<void>>();
   #policyChecked = false;
 
   constructor(options: RedisStoreOptions) {
@@ -78,20 +98,51 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    const answer = Number(await this.#run(CLAIM, key, token, px(leaseMs)));
+    const answer = Number(await this.#run(CLAIM, this.#key(key), token, px(leaseMs)));
     const result = CLAIM_RESULTS[answer];
     if (result === undefined) throw this.#unexpected('claim', answer);
     return result;
   }
 
   async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
-    const answer = Number(await this.#run(MARK_DONE, key, token, px(retentionMs)));
+    const answer = Number(await this.#run(MARK_DONE, this.#key(key), token, px(retentionMs)));
     if (answer !== 0 && answer !== 1) throw this.#unexpected('markDone', answer);
     return answer === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
-    await this.#run(RELEASE, key, token);
+    await this.#run(RELEASE, this.#key(key), token);
+  }
+
+  async leaseEntity(
+    key: string,
+    token: string,
+    leaseMs: number,
+    position: EntityPosition,
+  ): Promise<EntityLeaseResult> {
+    const answer = Number(
+      await this.#run(LEASE_ENTITY, this.#entityKey(key), token, px(leaseMs), storedPosition(position)),
+    );
+    const result = LEASE_RESULTS[answer];
+    if (result === undefined) throw this.#unexpected('leaseEntity', answer);
+    return result;
+  }
+
+  async advanceEntity(
+    key: string,
+    token: string,
+    position: EntityPosition,
+    retentionMs: number,
+  ): Promise<boolean> {
+    const answer = Number(
+      await this.#run(ADVANCE_ENTITY, this.#entityKey(key), token, storedPosition(position), px(retentionMs)),
+    );
+    if (answer !== 0 && answer !== 1) throw this.#unexpected('advanceEntity', answer);
+    return answer === 1;
+  }
+
+  async releaseEntity(key: string, token: string): Promise<void> {
+    await this.#run(RELEASE_ENTITY, this.#entityKey(key), token);
   }
 
   async get(key: string): Promise<KeyState | null> {
@@ -107,9 +158,14 @@ export class RedisStore implements IdempotencyStore {
     return this.#prefix + storedKey(key);
   }
 
-  async #run(script: RedisScript, key: string, ...args: string[]): Promise<unknown> {
-    await this.#load();
-    const words = ['1', this.#key(key), ...args];
+  /** `entity:` stays outside the stored (maybe hashed) part, so the two kinds of keys never meet. */
+  #entityKey(key: string): string {
+    return this.#prefix + ENTITY + storedKey(key);
+  }
+
+  async #run(script: RedisScript, redisKey: string, ...args: string[]): Promise<unknown> {
+    await this.#load(ENTITY_SCRIPTS.includes(script) ? ENTITY_SCRIPTS : SCRIPTS);
+    const words = ['1', redisKey, ...args];
     try {
       return await this.#send('EVALSHA', script.sha, ...words);
     } catch (error) {
@@ -148,15 +204,19 @@ export class RedisStore implements IdempotencyStore {
   }
 
   /** Loads the scripts once; a failure is forgotten, so the next call tries again. */
-  #load(): Promise<void> {
-    this.#loaded ??= Promise.all(SCRIPTS.map((s) => this.#call('load', 'SCRIPT', 'LOAD', s.source))).then(
-      () => void this.#checkEvictionPolicy(),
-      (error: unknown) => {
-        this.#loaded = undefined;
-        throw error;
-      },
-    );
-    return this.#loaded;
+  #load(scripts: readonly RedisScript[]): Promise<void> {
+    let loaded = this.#loaded.get(scripts);
+    if (loaded === undefined) {
+      loaded = Promise.all(scripts.map((s) => this.#call('load', 'SCRIPT', 'LOAD', s.source))).then(
+        () => void this.#checkEvictionPolicy(),
+        (error: unknown) => {
+          this.#loaded.delete(scripts);
+          throw error;
+        },
+      );
+      this.#loaded.set(scripts, loaded);
+    }
+    return loaded;
   }
 
   async #call(what: string, ...words: string[]): Promise<unknown> {

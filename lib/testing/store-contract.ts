@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import { entityCalls, entityCases } from './store-contract-entities';
 import { checkContractArguments, ODD_KEYS, settledWithin } from './store-contract-support';
 
 /** Builds one store for a case of the contract, fresh each time. */
@@ -168,25 +169,23 @@ export function runStoreContract(
       expect(states).toEqual(keys.map((_, i) => (i === 1 ? 'done' : 'processing')));
     }, 30_000);
 
+    entityCases({ it, expect }, () => store, key, shortMs, claimants);
+
     if (makeUnavailableStore) {
       it('rejects every call at once when its backend is down, never hangs', async () => {
         const down = await makeUnavailableStore();
         made.push(down);
-        const calls = {
+        const calls: Record<string, () => Promise<unknown>> = {
           claim: () => down.claim(key('down'), 't', HOUR),
           markDone: () => down.markDone(key('down'), 't', HOUR),
           release: () => down.release(key('down'), 't'),
           get: () => down.get(key('down')),
+          ...entityCalls(down, key('down')),
         };
         const results: Record<string, string> = {};
         for (const [method, call] of Object.entries(calls))
           results[method] = await settledWithin(call, 5_000);
-        expect(results).toEqual({
-          claim: 'rejected',
-          markDone: 'rejected',
-          release: 'rejected',
-          get: 'rejected',
-        });
+        expect(results).toEqual(Object.fromEntries(Object.keys(calls).map((m) => [m, 'rejected'])));
       }, 30_000);
     }
   });

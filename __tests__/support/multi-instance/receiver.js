@@ -4,6 +4,7 @@
 const { appendFileSync, existsSync } = require('node:fs');
 const path = require('node:path');
 const express = require('express');
+const { openStore } = require('./open-store');
 
 const env = (name) => {
   const value = process.env[name];
@@ -30,35 +31,6 @@ function random() {
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function openStore() {
-  if (env('STORE') === 'ioredis') {
-    const { RedisStore } = require(path.join(lib, 'redis'));
-    const Redis = require('ioredis');
-    const client = new Redis(env('STORE_URL'), { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    client.on('error', () => undefined);
-    await new Promise((resolve) => client.once('ready', resolve));
-    return new RedisStore({
-      sendCommand: (command, ...args) => client.call(command, ...args),
-      logger: false,
-    });
-  }
-  if (env('STORE') === 'redis') {
-    const { RedisStore } = require(path.join(lib, 'redis'));
-    const { createClient } = require('redis');
-    const client = createClient({ url: env('STORE_URL'), disableOfflineQueue: true });
-    client.on('error', () => undefined);
-    await client.connect();
-    return new RedisStore({ sendCommand: (...args) => client.sendCommand(args), logger: false });
-  }
-  const { PostgresStore } = require(path.join(lib, 'postgres'));
-  const { Pool } = require('pg');
-  const pool = new Pool({ connectionString: env('STORE_URL'), max: 8 });
-  pool.on('error', () => undefined);
-  const store = new PostgresStore({ pool });
-  await store.setup();
-  return store;
-}
-
 async function handle(event) {
   if (event.id.startsWith('kill-') && !existsSync(path.join(env('LEDGER_DIR'), `killed-${event.id}`))) {
     // Let any handler still finishing here settle first, so the kill cuts this handler alone.
@@ -74,7 +46,7 @@ async function handle(event) {
 }
 
 async function main() {
-  const idempotency = await openStore();
+  const idempotency = await openStore(lib, env('STORE'), env('STORE_URL'));
   const router = createEventRouter().on('ag.hid_org.created', handle);
   const app = express();
   app.use(

@@ -64,7 +64,7 @@ export function compileLibrary(): { dir: string; remove(): void } {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One receiver process on a fixed port, so a restart comes back where the Service sends. */
-class Instance {
+export class Instance {
   child: ChildProcess | undefined;
   readonly lines: string[] = [];
   /** What the store's bookkeeping reported, across restarts. */
@@ -73,10 +73,12 @@ class Instance {
     readonly name: string,
     readonly port: number,
     private readonly env: NodeJS.ProcessEnv,
+    /** The receiver script it runs, beside this file. */
+    private readonly script = 'receiver.js',
   ) {}
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, [path.join(__dirname, 'receiver.js')], {
+    const child = spawn(process.execPath, [path.join(__dirname, this.script)], {
       env: { ...this.env, INSTANCE: this.name, PORT: String(this.port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,107 @@
+import type { EventHandler, MatchedHandlers } from '../events/event-router';
+import type { AnyWebhookEvent } from '../events/webhook-event';
+import { hasEntityOrdering } from '../idempotency/entity-ordering-store';
+import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import type { ResolvedLogger } from '../logger';
+import type { BookkeepingEvent } from './delivery-record';
+import { eventPosition } from './event-position';
+import { entityLeases } from './entity-leases';
+import { claimToken, idempotencyKey } from './idempotency-key';
+import type { RateLimitedLog } from './rate-limited-log';
+import type { Outcome } from './run-handlers';
+
+/** What the guard decided, and the handlers' outcome when any ran. */
+export type GuardedRun =
+  /**
+   * Handlers ran. `ordering`: `'newest'` when the ordered ones ran under the entity's lease,
+   * `'stale'` when they were skipped and only the others ran, absent when none is ordered or the
+   * event has no entity or no `time` (then every handler ran, unguarded).
+   */
+  | { kind: 'ran'; outcome: Outcome; ordering?: 'newest' | 'stale' }
+  /** Older than the entity's newest processed event, and every matching handler is ordered: none ran. */
+  | { kind: 'stale' }
+  /** Another event of the entity is running its ordered handlers: nothing ran; try again later. */
+  | { kind: 'busy' }
+  /** The store failed or did not answer in time: nothing ran. */
+  | { kind: 'unavailable' };
+
+export interface OrderingGuardOptions {
+  store: IdempotencyStore | false;
+  /** The idempotency `name`: entity keys are scoped by it as event keys are. */
+  scope: string;
+  leaseMs: number;
+  retentionMs: number;
+  storeTimeoutMs: number;
+}
+
+export interface OrderingGuard {
+  /**
+   * Runs the matched handlers of `event` through `runHandlers`, the ordered ones only when the event
+   * is the newest of its entity: the entity is leased while they run, and its newest mark advances
+   * (releasing the lease) only if they all succeed. Never rejects. The caller settles the event's own
+   * idempotency claim from the answer. A queue worker calls it the same way, when it runs the job:
+   * `ran` ok or `stale` completes the job, `ran` failed fails it (retried), `busy` and `unavailable`
+   * put it back for later without counting a failure of the handlers.
+   */
+  run(
+    event: AnyWebhookEvent,
+    matched: MatchedHandlers,
+    runHandlers: (handlers: readonly EventHandler<AnyWebhookEvent>[]) => Promise<Outcome>,
+    linger?: (background: Promise<void>) => void,
+  ): Promise<GuardedRun>;
+}
+
+const unsupported = () =>
+  new Error(
+    "[service-webhooks] a handler with { ordering: 'newest-wins' } needs an idempotency store with entity operations (leaseEntity, advanceEntity, releaseEntity): use MemoryStore, RedisStore or PostgresStore, or register the handler without ordering",
+  );
+
+/** The per-entity ordering guard of `.on(type, handler, { ordering: 'newest-wins' })`. */
+export function orderingGuard(
+  options: OrderingGuardOptions,
+  log: ResolvedLogger,
+  warn: RateLimitedLog,
+  onBookkeeping?: (event: BookkeepingEvent) => void,
+): OrderingGuard {
+  const { store, scope } = options;
+  const leases = hasEntityOrdering(store)
+    ? entityLeases(store, options, log, warn, onBookkeeping)
+    : undefined;
+
+  const safely = (run: () => Promise<Outcome>) =>
+    run().catch((error: unknown): Outcome => ({ ok: false, errors: [error], retryLater: undefined }));
+
+  return {
+    async run(event, matched, runHandlers, linger) {
+      const position = matched.ordered.length === 0 ? null : eventPosition(event);
+      if (position === null || event.entity === null) {
+        return { kind: 'ran', outcome: await safely(() => runHandlers(matched.handlers)) };
+      }
+      if (leases === undefined) {
+        log.error({ eventId: event.id, type: event.type }, unsupported().message);
+        return { kind: 'ran', outcome: { ok: false, errors: [unsupported()], retryLater: undefined } };
+      }
+      const key = idempotencyKey(scope, event.entity.kind, event.entity.id);
+      const token = claimToken();
+      const leased = await leases.lease(key, token, position, event.id);
+      if (leased === 'unavailable' || leased === 'busy') return { kind: leased };
+      if (leased === 'stale') {
+        log.info(
+          { eventId: event.id, type: event.type, entity: event.entity, time: event.time },
+          'stale: the entity already processed a newer event; its ordered handlers are skipped',
+        );
+        if (matched.unordered.length === 0) return { kind: 'stale' };
+        return {
+          kind: 'ran',
+          outcome: await safely(() => runHandlers(matched.unordered)),
+          ordering: 'stale',
+        };
+      }
+      const outcome = await safely(() => runHandlers(matched.handlers));
+      await (outcome.ok
+        ? leases.advance(key, token, position, event.id, linger)
+        : leases.release(key, token, event.id));
+      return { kind: 'ran', outcome, ordering: 'newest' };
+    },
+  };
+}

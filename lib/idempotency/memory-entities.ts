@@ -1,0 +1,107 @@
+import type { EntityLeaseResult, EntityPosition } from './entity-ordering-store';
+import { EntryQueue, GONE } from './entry-queue';
+import type { EvictionReport } from './eviction-report';
+
+/** One entity: its lease (token and end) and its newest processed position, as `time|eventId`. */
+interface EntityEntry {
+  readonly key: string;
+  token: string | null;
+  leaseUntil: number;
+  mark: string | null;
+  expires: number;
+}
+
+/** Fixed-width digits, then the id: comparing the texts compares time, then id. */
+const markOf = (position: EntityPosition) => `${position.time}|${position.eventId}`;
+
+/**
+ * The entity operations of {@link MemoryStore}, in a map of their own beside the event keys (so an
+ * entity key can never meet an event key), bounded by the same `maxEntries`, swept the same way.
+ */
+export class MemoryEntities {
+  readonly #entries = new Map<string, EntityEntry>();
+  readonly #queue = new EntryQueue<EntityEntry>((entry) => this.#remove(entry));
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly report: EvictionReport,
+  ) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  lease(
+    key: string,
+    token: string,
+    leaseMs: number,
+    position: EntityPosition,
+    now: number,
+  ): EntityLeaseResult {
+    const mark = markOf(position);
+    const entry = this.#live(key, now);
+    if (entry?.mark != null && entry.mark >= mark) return 'stale';
+    if (entry?.token != null && entry.leaseUntil > now) return 'busy';
+    const until = now + leaseMs;
+    if (entry === undefined) {
+      this.#add({ key, token, leaseUntil: until, mark: null, expires: until }, now);
+    } else {
+      entry.token = token;
+      entry.leaseUntil = until;
+      entry.expires = Math.max(entry.expires, until);
+    }
+    return 'leased';
+  }
+
+  advance(key: string, token: string, position: EntityPosition, retentionMs: number, now: number): boolean {
+    const mark = markOf(position);
+    const entry = this.#live(key, now);
+    if (entry === undefined) {
+      this.#add({ key, token: null, leaseUntil: 0, mark, expires: now + retentionMs }, now);
+      return true;
+    }
+    if (entry.mark === null || entry.mark < mark) entry.mark = mark;
+    if (entry.token === token) entry.token = null;
+    // Kept for the retention from now, or longer while another delivery's lease runs.
+    entry.expires = now + retentionMs;
+    if (entry.token !== null) entry.expires = Math.max(entry.expires, entry.leaseUntil);
+    return entry.token === null;
+  }
+
+  release(key: string, token: string): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined || entry.token !== token) return;
+    if (entry.mark === null) this.#remove(entry);
+    else entry.token = null;
+  }
+
+  /** Sweeps every expired entity. */
+  sweep(now: number): void {
+    this.#queue.compact(now);
+  }
+
+  #live(key: string, now: number): EntityEntry | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined || entry.expires > now) return entry;
+    this.#remove(entry);
+    return undefined;
+  }
+
+  #remove(entry: EntityEntry): void {
+    this.#entries.delete(entry.key);
+    entry.expires = GONE;
+  }
+
+  #add(entry: EntityEntry, now: number): void {
+    this.#entries.set(entry.key, entry);
+    this.#queue.push(entry);
+    this.#queue.dropExpiredAtHead(now, 4);
+    while (this.#entries.size > this.maxEntries) {
+      const oldest = this.#queue.shift();
+      if (oldest === undefined) break;
+      this.#remove(oldest);
+      this.report.evicted(oldest.key, oldest.mark === null ? 'processing' : 'done');
+    }
+    if (this.#queue.length > 2 * this.#entries.size + 1024) this.#queue.compact(now);
+  }
+}

@@ -1,0 +1,181 @@
+// The entity cases of runStoreContract (store-contract.ts): what { ordering: 'newest-wins' } needs.
+import { sortableTime } from '../core/event-position';
+import type { EntityOrderingStore, EntityPosition } from '../idempotency/entity-ordering-store';
+import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import { ODD_KEYS } from './store-contract-support';
+
+const METHODS = ['leaseEntity', 'advanceEntity', 'releaseEntity'] as const;
+const HOUR = 60 * 60 * 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The store's entity operations; undefined when it has none (the cases then do not apply). */
+function entitiesOf(store: IdempotencyStore): EntityOrderingStore | undefined {
+  const has = METHODS.filter((m) => typeof (store as unknown as Record<string, unknown>)[m] === 'function');
+  if (has.length === 0) return undefined;
+  if (has.length < METHODS.length) {
+    const missing = METHODS.filter((m) => !has.includes(m)).join(', ');
+    throw new Error(
+      `[service-webhooks] runStoreContract: the store has ${has.join(', ')} but not ${missing}; give it all three or none`,
+    );
+  }
+  return store as unknown as EntityOrderingStore;
+}
+
+/** The entity operations of a store whose backend is down, to check they reject too. */
+export function entityCalls(store: IdempotencyStore, key: string): Record<string, () => Promise<unknown>> {
+  const s = entitiesOf(store);
+  if (s === undefined) return {};
+  return {
+    leaseEntity: () => s.leaseEntity(key, 't', HOUR, at(1, 'e')),
+    advanceEntity: () => s.advanceEntity(key, 't', at(1, 'e'), HOUR),
+    releaseEntity: () => s.releaseEntity(key, 't'),
+  };
+}
+
+/** The `second`th second of one minute, and an id: positions that sort by time, then id. */
+export const at = (second: number, eventId: string): EntityPosition => ({
+  time: sortableTime(`2026-11-24T10:00:${String(second).padStart(2, '0')}Z`) as string,
+  eventId,
+});
+
+interface Globals {
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+  expect(actual: unknown): {
+    toBe(expected: unknown): void;
+    toEqual(expected: unknown): void;
+    not: { toBe(expected: unknown): void };
+  };
+}
+
+/** Registers the entity cases; each runs only when the store has the entity operations. */
+export function entityCases(
+  { it, expect }: Globals,
+  store: () => IdempotencyStore,
+  key: (label: string) => string,
+  shortMs: number,
+  claimants: number,
+): void {
+  const when = (name: string, body: (s: EntityOrderingStore) => Promise<void>, timeoutMs = 15_000) =>
+    it(
+      `entities: ${name}`,
+      async () => {
+        const s = entitiesOf(store());
+        if (s !== undefined) await body(s);
+      },
+      timeoutMs,
+    );
+
+  when(
+    'leases once; a newer event meanwhile is busy; once processed, older and equal events are stale',
+    async (s) => {
+      const k = key('entity-basic');
+      expect(await s.leaseEntity(k, 't1', HOUR, at(2, 'b'))).toBe('leased');
+      expect(await s.leaseEntity(k, 't2', HOUR, at(3, 'a'))).toBe('busy');
+      expect(await s.advanceEntity(k, 't1', at(2, 'b'), HOUR)).not.toBe(false);
+      const after = await Promise.all(
+        [at(2, 'b'), at(1, 'z'), at(2, 'a')].map((p, i) => s.leaseEntity(k, `s${i}`, HOUR, p)),
+      );
+      expect(after).toEqual(['stale', 'stale', 'stale']);
+      // Same time: the greater id is the newer, whichever came first.
+      expect(await s.leaseEntity(k, 't3', HOUR, at(2, 'c'))).toBe('leased');
+    },
+  );
+
+  when('a release after a failure advances nothing and frees the entity', async (s) => {
+    const k = key('entity-failed');
+    expect(await s.leaseEntity(k, 't1', HOUR, at(5, 'e'))).toBe('leased');
+    await s.releaseEntity(k, 'someone-else');
+    expect(await s.leaseEntity(k, 't2', HOUR, at(4, 'e'))).toBe('busy');
+    await s.releaseEntity(k, 't1');
+    expect(await s.leaseEntity(k, 't2', HOUR, at(4, 'e'))).toBe('leased');
+  });
+
+  when('the newest position never goes down', async (s) => {
+    const k = key('entity-monotonic');
+    await s.leaseEntity(k, 't1', HOUR, at(9, 'e'));
+    await s.advanceEntity(k, 't1', at(9, 'e'), HOUR);
+    await s.advanceEntity(k, 'late', at(3, 'e'), HOUR);
+    expect(await s.leaseEntity(k, 't2', HOUR, at(5, 'e'))).toBe('stale');
+    expect(await s.leaseEntity(k, 't2', HOUR, at(10, 'e'))).toBe('leased');
+  });
+
+  when(
+    'fences the lease: a run that outran it frees nothing, yet its success still raises the position',
+    async (s) => {
+      const k = key('entity-fenced');
+      expect(await s.leaseEntity(k, 'overran', shortMs, at(1, 'e'))).toBe('leased');
+      await sleep(shortMs + 200);
+      expect(await s.leaseEntity(k, 'holder', HOUR, at(2, 'e'))).toBe('leased');
+      await s.releaseEntity(k, 'overran');
+      expect(await s.advanceEntity(k, 'overran', at(3, 'e'), HOUR)).toBe(false);
+      expect(await s.leaseEntity(k, 'next', HOUR, at(4, 'e'))).toBe('busy');
+      await s.releaseEntity(k, 'holder');
+      expect(await s.leaseEntity(k, 'next', HOUR, at(2, 'f'))).toBe('stale');
+      expect(await s.leaseEntity(k, 'next', HOUR, at(4, 'e'))).toBe('leased');
+    },
+  );
+
+  when('forgets an entity after its retention', async (s) => {
+    const k = key('entity-retention');
+    await s.leaseEntity(k, 't1', HOUR, at(5, 'e'));
+    await s.advanceEntity(k, 't1', at(5, 'e'), shortMs);
+    expect(await s.leaseEntity(k, 't2', HOUR, at(4, 'e'))).toBe('stale');
+    await sleep(shortMs + 200);
+    expect(await s.leaseEntity(k, 't2', HOUR, at(4, 'e'))).toBe('leased');
+  });
+
+  when(
+    `leases one entity to exactly one of ${claimants} newer events racing for it`,
+    async (s) => {
+      const k = key('entity-race');
+      const race = await Promise.all(
+        Array.from({ length: claimants }, (_, i) =>
+          s.leaseEntity(k, `t${i}`, HOUR, at(10 + (i % 40), `e${i}`)),
+        ),
+      );
+      expect(race.filter((r) => r === 'leased').length).toBe(1);
+      expect(race.filter((r) => r === 'busy').length).toBe(claimants - 1);
+    },
+    30_000,
+  );
+
+  when(
+    'keeps entity keys apart from event keys and from each other, odd ones too',
+    async (s) => {
+      const k = key('entity-apart');
+      expect(await store().claim(k, 't', HOUR)).toBe('claimed');
+      expect(await s.leaseEntity(k, 't', HOUR, at(1, 'e'))).toBe('leased');
+      const odd = ODD_KEYS.map((o) => key(`entity:${o}`));
+      const leases = await Promise.all(odd.map((o, i) => s.leaseEntity(o, `t${i}`, HOUR, at(1, 'e'))));
+      expect(leases).toEqual(odd.map(() => 'leased'));
+    },
+    30_000,
+  );
+
+  when(
+    'breaks ties by the event id: plain ids in byte order, odd ones in one order either way round',
+    async (s) => {
+      const plain = ['', 'A', 'B', 'a', 'ab', 'b', 'é'];
+      const k = key('entity-ids');
+      for (const [i, id] of plain.entries()) {
+        expect(await s.leaseEntity(k, `t${i}`, HOUR, at(7, id))).toBe('leased');
+        expect(await s.advanceEntity(k, `t${i}`, at(7, id), HOUR)).not.toBe(false);
+      }
+      expect(await s.leaseEntity(k, 'again', HOUR, at(7, 'a'))).toBe('stale');
+      // Odd ids may be stored as their hash: the order is then not the bytes', but it is one order.
+      const odd = ODD_KEYS.slice(0, 8);
+      for (const [i, x] of odd.entries()) {
+        const y = odd[(i + 1) % odd.length] as string;
+        const after = async (first: string, second: string, label: string) => {
+          const e = key(`entity-ids-${i}-${label}`);
+          await s.leaseEntity(e, 'first', HOUR, at(7, first));
+          await s.advanceEntity(e, 'first', at(7, first), HOUR);
+          return s.leaseEntity(e, 'second', HOUR, at(7, second));
+        };
+        const both = [await after(x, y, 'xy'), await after(y, x, 'yx')].sort();
+        expect(both).toEqual(['leased', 'stale']);
+      }
+    },
+    30_000,
+  );
+}
