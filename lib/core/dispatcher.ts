@@ -29,6 +29,9 @@ const OK: Outcome = { ok: true };
 /** Nothing ran: the claim is given back so a redelivery runs the handlers. */
 const NOTHING_RAN: Outcome = { ok: false, errors: [], retryLater: undefined };
 
+const ran = (outcome: Outcome): GuardedRun => ({ kind: 'ran', outcome });
+const thrown = (error: unknown): GuardedRun => ran({ ok: false, errors: [error], retryLater: undefined });
+
 /** The outcome the event's own claim is settled with. */
 function claimOutcome(guarded: GuardedRun): Outcome {
   if (guarded.kind === 'ran') return guarded.outcome;
@@ -72,12 +75,15 @@ export function createDispatcher(
     let lingering: Promise<void> | undefined;
     const linger = (background: Promise<void>) =>
       void (lingering = lingering === undefined ? background : Promise.all([lingering, background]).then());
-    const work = guard
-      .run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx), linger)
-      .then(async (guarded) => {
-        if (store !== undefined) await store.settle(key, token, claimOutcome(guarded), event.id, linger);
-        return guarded;
-      });
+    // Without ordered handlers (the common case) the guard has nothing to decide: no layer of it.
+    const guarded =
+      matched.ordered.length === 0
+        ? runHandlers(router, matched.handlers, event, ctx).then(ran, thrown)
+        : guard.run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx), linger);
+    const work =
+      store === undefined
+        ? guarded
+        : guarded.then((g) => store.settle(key, token, claimOutcome(g), event.id, linger).then(() => g));
     running.set(key, { eventId: event.id, done: work });
     void work.then(() => {
       if (lingering === undefined) return void running.delete(key);

@@ -5,7 +5,9 @@ export type EntityKind = 'access_pass' | 'card_template' | 'landing_page' | 'cre
 
 /** The one resource an event is about, so events of it can be put in order. */
 export interface EventEntity {
+  /** Which family's resource: an access pass, a card template, a landing page, a credential profile or an account. */
   kind: EntityKind;
+  /** The resource's id as the event names it (layout A `data.id` or layout B `access_pass_id` for a pass). */
   id: string;
 }
 

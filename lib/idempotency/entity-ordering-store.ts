@@ -6,7 +6,9 @@ import type { IdempotencyStore } from './idempotency-store';
  * arrival order.
  */
 export interface EntityPosition {
+  /** The event's `time`, as fixed-width digits in UTC that sort as the instants do. */
   time: string;
+  /** The event's id: of two events at the same instant, the one whose id sorts last is the newer. */
   eventId: string;
 }
 
