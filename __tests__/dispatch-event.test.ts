@@ -15,7 +15,7 @@ import {
   RetryLater,
 } from '../lib';
 import { buildEvent, DELIVERY_HEADERS, sendEvent } from '../lib/testing';
-import { idempotencyKey } from '../lib/core/idempotency-key';
+import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { captureLogger } from './support/capture-logger';
 import { gate } from './support/gate';
 import { listen } from './support/listen';

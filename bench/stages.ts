@@ -2,7 +2,8 @@
 import { createEventRouter, MemoryStore } from '../lib';
 import { checkContent } from '../lib/core/check-content';
 import { parseCloudEventEnvelope } from '../lib/core/cloud-event-envelope';
-import { claimToken, idempotencyKey } from '../lib/core/idempotency-key';
+import { claimToken } from '../lib/idempotency/claim-token';
+import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { decodeUtf8, parseJsonText } from '../lib/core/parse-json-body';
 import { createReceiverCore } from '../lib/core/receiver-core';
 import type { WebhookRequest } from '../lib/core/webhook-request';

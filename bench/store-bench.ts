@@ -21,7 +21,7 @@ const HOUR = 3_600_000;
 const LEASE = 60_000;
 const RETENTION = 7 * HOUR;
 
-/** Keys and tokens shaped as lib/core/idempotency-key.ts makes them (built the same way). */
+/** Keys and tokens shaped as lib/idempotency/store-keys.ts makes them (built the same way). */
 const SOURCE = 'https://api.service.example/v1/accounts/acct_7f3a9c';
 const keyOf = (i: number) => {
   const id = `evt_${i.toString(36).padStart(16, '0')}`;

@@ -6,7 +6,8 @@ import type { ResolvedLogger } from '../logger';
 import type { BookkeepingEvent } from './delivery-record';
 import { eventPosition } from './event-position';
 import { entityLeases } from './entity-leases';
-import { claimToken, idempotencyKey } from './idempotency-key';
+import { claimToken } from '../idempotency/claim-token';
+import { idempotencyKey } from '../idempotency/store-keys';
 import type { RateLimitedLog } from './rate-limited-log';
 import type { Outcome } from './run-handlers';
 

@@ -6,8 +6,7 @@ import type {
 } from '../idempotency/entity-ordering-store';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
 import { OptionsError } from '../options-error';
-import { storedKey } from '../redis/stored-key';
-import { storedPosition } from '../redis/stored-position';
+import { storedKey, storedPosition } from '../idempotency/store-keys';
 import { postgresSql, type PostgresSql } from './postgres-sql';
 
 /** What the store needs of a pool: `pg`'s `Pool` fits, and so does anything with the same `query`. */

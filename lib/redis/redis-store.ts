@@ -18,8 +18,7 @@ import {
   SCRIPTS,
   type RedisScript,
 } from './redis-scripts';
-import { storedKey } from './stored-key';
-import { storedPosition } from './stored-position';
+import { storedKey, storedPosition } from '../idempotency/store-keys';
 
 /**
  * Sends one Redis command, given as its words, and resolves with the reply. Written over the client

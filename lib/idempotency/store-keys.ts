@@ -1,0 +1,68 @@
+import { nodeCrypto } from '../lazy-crypto';
+import type { EntityPosition } from './entity-ordering-store';
+
+/*
+ * Every key a store holds is built here, in two layers that deployed ledgers depend on byte for byte
+ * (a Redis or PostgreSQL written before an upgrade must still find its keys after it):
+ * - `idempotencyKey`: what the receiver hands any store, for an event (scope, source, id) and for an
+ *   ordered entity (scope, kind, id). Long or surrogate-bearing keys become `sha256:<base64url>`.
+ * - `storedKey` / `storedPosition`: what a shared store writes of such a key, or of an event id in a
+ *   position. Long or unstorable keys become `#sha256:<hex>`, a form no plain key can take.
+ * The two hashed forms differ for history, not for a reason: unifying them would orphan stored keys.
+ */
+
+/** Keys longer than this are hashed: a 900 KB event id must not sit in a store for 7 hours. */
+const MAX_PLAIN_KEY = 200;
+/** Any surrogate, paired or lone: such keys are hashed from their UTF-16 code units. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** Keys past this many UTF-16 code units are stored as their hash. */
+const LONGEST_STORED_PLAIN_KEY = 256;
+const STORED_HASH = '#sha256:';
+/** In `u` mode a paired surrogate is one code point outside this range, so only lone ones match. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Hashing the UTF-16 code units, not the UTF-8 bytes, keeps two keys that differ only in a lone
+ * surrogate apart: UTF-8 would turn both into U+FFFD.
+ */
+function sha256(text: string, encoding: 'utf8' | 'utf16le', digest: 'base64url' | 'hex'): string {
+  return nodeCrypto().createHash('sha256').update(Buffer.from(text, encoding)).digest(digest);
+}
+
+/**
+ * The store key of an event, or of an ordered entity: scope, source (or entity kind) and id, each
+ * length-prefixed so no choice of the three can spell another's key (`"src\0X"`+`"Y"` and
+ * `"src"`+`"X\0Y"` stay apart). Long keys become `sha256:<base64url>` of the same unambiguous text.
+ */
+export function idempotencyKey(scope: string, source: string, id: string): string {
+  const key = `${scope.length}:${scope}${source.length}:${source}${id.length}:${id}`;
+  const surrogates = SURROGATE.test(key);
+  if (key.length <= MAX_PLAIN_KEY && !surrogates) return key;
+  return `sha256:${sha256(key, surrogates ? 'utf16le' : 'utf8', 'base64url')}`;
+}
+
+/**
+ * The form of `key` a shared store writes. A plain key is kept as it is, readable in `redis-cli` or
+ * `psql`; a long one, or one a server cannot hold faithfully, becomes a hash of its UTF-16 code
+ * units (PostgreSQL text cannot hold NUL at all). A plain key that starts like a hashed one is hashed
+ * too, so the two forms never meet.
+ */
+export function storedKey(key: string): string {
+  const plain =
+    key.length <= LONGEST_STORED_PLAIN_KEY &&
+    !LONE_SURROGATE.test(key) &&
+    !key.includes('\u0000') &&
+    !key.startsWith('#');
+  if (plain) return key;
+  return STORED_HASH + sha256(key, 'utf16le', 'hex');
+}
+
+/**
+ * A position as a shared store writes and compares it: the time's fixed-width digits, then the event
+ * id in its stored form (a long or odd id becomes its hash, which still tells ids apart, so ties stay
+ * broken the same way whichever delivery arrives first).
+ */
+export function storedPosition(position: EntityPosition): string {
+  return `${position.time}|${storedKey(position.eventId)}`;
+}
