@@ -3,7 +3,7 @@ import { checkEventRules } from '../events/event-rules';
 import { InvalidEventError } from '../events/invalid-event-error';
 import { normalizeEvent } from '../events/normalize-event';
 import type { Layout } from '../events/webhook-event';
-import { buildEvent } from '../testing/build-event';
+import { buildEvent } from '../events/build-event';
 import { UsageError } from './cli-errors';
 
 /**

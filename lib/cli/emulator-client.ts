@@ -1,6 +1,6 @@
 import type { EmulatorState, EventView } from '../emulator/emulator-state';
 import type { EmulatedWebhook, EmulatorChange } from '../emulator/emulator-types';
-import type { DeliveryEnvelope } from '../testing/build-event';
+import type { DeliveryEnvelope } from '../events/build-event';
 import { readBoundedText } from '../read-bounded-text';
 import { CliFailure } from './cli-errors';
 

@@ -2,7 +2,7 @@ import type { EventType } from '../events/catalogue';
 import { fieldsOf } from '../events/family-fields';
 import { unknownFieldReason } from '../events/unknown-field-reason';
 import type { Layout } from '../events/webhook-event';
-import { defaultLayoutAData, toLayoutBData } from '../testing/default-data';
+import { defaultLayoutAData, toLayoutBData } from '../events/default-data';
 import { UsageError } from './cli-errors';
 
 const ENVELOPE_NAMES = ['id'];

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { DeliveryEnvelope } from '../testing/build-event';
+import type { DeliveryEnvelope } from '../events/build-event';
 import type { AttemptRecord, EmulatedDelivery, EmulatedWebhook } from './emulator-types';
 import { ConcurrencyLimit } from './concurrency-limit';
 import type { EmulatorTls } from './emulator-tls';

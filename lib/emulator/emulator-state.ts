@@ -1,4 +1,4 @@
-import type { DeliveryEnvelope } from '../testing/build-event';
+import type { DeliveryEnvelope } from '../events/build-event';
 import type { Emulator } from './emulator';
 import type { AttemptRecord, EmulatedDelivery, EmulatedWebhook } from './emulator-types';
 

@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
-import { createTestCertificates } from '../testing/create-test-certificates';
+import { createTestCertificates } from '../certificates/create-test-certificates';
 
 /** The emulator's `mtls` option: how it delivers to webhooks whose `authMethod` is `'mtls'`, over TLS. */
 export interface EmulatorMtlsOptions {

@@ -1,5 +1,5 @@
 import type { EventType } from '../events/catalogue';
-import type { DeliveryEnvelope } from '../testing/build-event';
+import type { DeliveryEnvelope } from '../events/build-event';
 
 /** How the emulator authenticates deliveries to a webhook: its bearer token, or its TLS client certificate. */
 export type AuthMethod = 'bearer_token' | 'mtls';

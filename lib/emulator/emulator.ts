@@ -4,7 +4,7 @@ import { checkOptionKeys } from '../check-option-keys';
 import type { EventType } from '../events/catalogue';
 import type { Layout } from '../events/webhook-event';
 import type { ResolvedLogger } from '../logger';
-import { buildCatalogueEvent, type DeliveryEnvelope } from '../testing/build-event';
+import { buildCatalogueEvent, type DeliveryEnvelope } from '../events/build-event';
 import { certExpiringData } from './cert-expiry';
 import { ChangeFeed } from './change-feed';
 import type { ConsoleAccount, ConsoleBackend } from './console-api';

@@ -1,6 +1,6 @@
 import { readBoundedText } from '../read-bounded-text';
-import type { DeliveryEnvelope } from '../testing/build-event';
-import { DELIVERY_HEADERS } from '../testing/delivery-headers';
+import type { DeliveryEnvelope } from '../events/build-event';
+import { DELIVERY_HEADERS } from '../events/delivery-headers';
 import type { EmulatorTls } from './emulator-tls';
 import type { EmulatedWebhook, HandshakeRecord } from './emulator-types';
 import { postOverTls } from './tls-delivery';

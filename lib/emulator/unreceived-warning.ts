@@ -1,4 +1,4 @@
-import type { DeliveryEnvelope } from '../testing/build-event';
+import type { DeliveryEnvelope } from '../events/build-event';
 import type { EmulatedWebhook } from './emulator-types';
 
 /** Why a webhook is not verified, in a few words a person can act on. */

@@ -1,5 +1,10 @@
-export { buildEvent, buildUnknownEvent, type BuildEventOptions, type DeliveryEnvelope } from './build-event';
-export type { DataOverrides, LayoutAOverrides, LayoutBOverrides } from './event-overrides';
+export {
+  buildEvent,
+  buildUnknownEvent,
+  type BuildEventOptions,
+  type DeliveryEnvelope,
+} from '../events/build-event';
+export type { DataOverrides, LayoutAOverrides, LayoutBOverrides } from '../events/event-overrides';
 export {
   deliverEvent,
   sendEvent,
@@ -8,7 +13,7 @@ export {
   type SendOptions,
   type Target,
 } from './send-delivery';
-export { DELIVERY_HEADERS } from './delivery-headers';
+export { DELIVERY_HEADERS } from '../events/delivery-headers';
 export { runStoreContract, type MakeStore, type StoreContractOptions } from './store-contract';
 export {
   createTestCertificates,
@@ -16,4 +21,4 @@ export {
   type IssueCertificateOptions,
   type TestCertificate,
   type TestCertificates,
-} from './create-test-certificates';
+} from '../certificates/create-test-certificates';

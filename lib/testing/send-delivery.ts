@@ -9,9 +9,9 @@ import {
   checkBuildOptions,
   type BuildEventOptions,
   type DeliveryEnvelope,
-} from './build-event';
-import type { DataOverrides } from './event-overrides';
-import { DELIVERY_HEADERS } from './delivery-headers';
+} from '../events/build-event';
+import type { DataOverrides } from '../events/event-overrides';
+import { DELIVERY_HEADERS } from '../events/delivery-headers';
 
 type Supertest = typeof import('supertest');
 let supertest: Supertest | undefined;

@@ -1,7 +1,7 @@
-import type { EventType } from '../events/catalogue';
-import type { CredentialDetails, Device, EventData, Metadata, Protocol } from '../events/data-schemas';
-import type { DataFieldOf, LayoutBFieldOf } from '../events/family-fields';
-import type { Layout } from '../events/webhook-event';
+import type { EventType } from './catalogue';
+import type { CredentialDetails, Device, EventData, Metadata, Protocol } from './data-schemas';
+import type { DataFieldOf, LayoutBFieldOf } from './family-fields';
+import type { Layout } from './webhook-event';
 
 /** Every layout A data field (spec 2.2), each optional. */
 type LayoutAFields = {

@@ -1,7 +1,7 @@
-import type { EventType } from '../events/catalogue';
-import { fieldsOf } from '../events/family-fields';
-import { unknownFieldReason } from '../events/unknown-field-reason';
-import type { Layout } from '../events/webhook-event';
+import type { EventType } from './catalogue';
+import { fieldsOf } from './family-fields';
+import { unknownFieldReason } from './unknown-field-reason';
+import type { Layout } from './webhook-event';
 
 /**
  * The run-time twin of the overrides' types, for JavaScript callers: a field the type's family does

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { checkOptionKeys } from '../check-option-keys';
 import { didYouMean } from '../did-you-mean';
-import { EVENT_TYPES, familyOf, isEventType, type EventType } from '../events/catalogue';
-import type { Layout } from '../events/webhook-event';
+import { EVENT_TYPES, familyOf, isEventType, type EventType } from './catalogue';
+import type { Layout } from './webhook-event';
 import { OptionsError } from '../options-error';
 import { defaultLayoutAData, SCHEMA_VERSIONS, toLayoutBData } from './default-data';
 import { checkDataFields } from './check-data-fields';

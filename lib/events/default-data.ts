@@ -1,5 +1,5 @@
-import { familyOf, type EventType } from '../events/catalogue';
-import { LAYOUT_B_KEPT } from '../events/family-fields';
+import { familyOf, type EventType } from './catalogue';
+import { LAYOUT_B_KEPT } from './family-fields';
 
 /** Schema versions differ per resource, as the Service's do (spec 9). */
 export const SCHEMA_VERSIONS: Readonly<Record<string, string>> = {
