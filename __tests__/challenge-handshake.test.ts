@@ -4,6 +4,7 @@ import { challengeHandshake, OptionsError, problemHandler } from '../lib';
 import { buildEvent } from '../lib/testing';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS } from './support/doors';
+import { wireServer } from './support/wire-server';
 
 function appWith(options?: Parameters<typeof challengeHandshake>[0]) {
   const app = express();
@@ -167,5 +168,23 @@ describe.each(DOORS)('the challenge header through $name', (door) => {
     );
     expect([answer.status, answer.text.includes('abc')]).toEqual([400, false]);
     expect(seen).toEqual([]);
+  });
+});
+
+describe('the handshake body on the wire', () => {
+  const TOKEN = 'tok_challenge';
+
+  it('caps an unauthenticated handshake body at 4 KB', async () => {
+    const s = await wireServer(TOKEN, {});
+    try {
+      const res = await fetch(`http://127.0.0.1:${s.port}/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-webhook-challenge': 'chl' },
+        body: JSON.stringify({ challenge: 'chl', pad: 'x'.repeat(5000) }),
+      });
+      expect(res.status).toBe(413);
+    } finally {
+      s.close();
+    }
   });
 });

@@ -8,9 +8,11 @@ import {
 } from '../lib';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
 import { captureLogger } from './support/capture-logger';
+import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS, type OpenDoor, type RawRequest } from './support/doors';
 import { gate } from './support/gate';
 import { pollUntil } from './support/poll-until';
+import { watchProcess } from './support/watch-process';
 
 const TOKEN = 'tok_records';
 const SOURCE = '/service/access-grid';
@@ -309,5 +311,33 @@ describe('every door', () => {
     const [first, ...others] = DOORS.map((door) => byDoor.get(door.name) ?? []);
     expect(first).toHaveLength(ROWS.length);
     for (const records of others) expect(records).toEqual(first);
+  });
+});
+
+describe.each(DOORS)('a failing onDelivery through $name', (door) => {
+  const start = doorReceiver(door, TOKEN);
+
+  it('an onDelivery that throws or rejects changes nothing and escapes nowhere', async () => {
+    const watch = watchProcess();
+    try {
+      let calls = 0;
+      const router = createEventRouter().on('ag.hid_org.created', () => undefined);
+      const { d } = await start({
+        router,
+        onDelivery: () => {
+          calls++;
+          if (calls % 2) throw new Error('hook');
+          return Promise.reject(new Error('hook'));
+        },
+      });
+      expect((await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')))).status).toBe(200);
+      expect((await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')))).status).toBe(200);
+      // pollUntil gives one more turn, so the second call's rejection, had it escaped, is reported.
+      await pollUntil('onDelivery called for both requests', () => calls >= 2);
+      expect(calls).toBe(2);
+      expect(watch.escaped).toEqual([]);
+    } finally {
+      watch.stop();
+    }
   });
 });

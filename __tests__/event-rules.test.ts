@@ -1,7 +1,15 @@
 import express from 'express';
-import { createEventRouter, webhookReceiver, type EventType, type ValidationMode } from '../lib';
+import {
+  createEventRouter,
+  webhookReceiver,
+  type EventType,
+  type ValidationMode,
+  type AnyWebhookEvent,
+} from '../lib';
 import { buildUnknownEvent, deliverEvent, sendEvent } from '../lib/testing';
 import { captureLogger } from './support/capture-logger';
+import { doorReceiver, tokenDelivery } from './support/door-receiver';
+import { DOORS } from './support/doors';
 
 const TOKEN = 'tok_rules';
 
@@ -166,4 +174,24 @@ describe('section 6 rules 2–5', () => {
     expect(handled).toEqual([type]);
     expect(logger.messages('warn')).toEqual([]);
   });
+});
+
+describe.each(DOORS)('rules 2–5 bind only the types they name, through $name', (door) => {
+  const start = doorReceiver(door, TOKEN);
+
+  it.each([
+    ['ag.access_pass.transferred', { devices: undefined }],
+    ['ag.card_template.archived', { protocol: undefined, metadata: undefined }],
+    ['ag.account_balance.recovered', { threshold: undefined }],
+  ])(
+    'acknowledges a future %s in strict mode, through onAny, as rules 2–5 do not name it',
+    async (type, data) => {
+      const seen: AnyWebhookEvent[] = [];
+      const router = createEventRouter().onAny((event) => void seen.push(event));
+      const { d } = await start({ router, validation: 'strict' });
+      const answer = await d.send(tokenDelivery(TOKEN, buildUnknownEvent(type, data)));
+      expect([answer.status, JSON.parse(answer.text).status]).toEqual([200, 'unhandled']);
+      expect(seen.map((e) => e.type)).toEqual([type]);
+    },
+  );
 });

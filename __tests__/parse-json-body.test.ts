@@ -1,4 +1,10 @@
+import { createEventRouter } from '../lib';
 import { parseJsonText } from '../lib/core/parse-json-body';
+import { buildEvent } from '../lib/testing';
+import { bodyDelivery, doorReceiver } from './support/door-receiver';
+import { DOORS } from './support/doors';
+
+const TOKEN = 'tok_json_body';
 
 const ownKeys = (value: unknown) => Object.keys(value as object);
 
@@ -28,5 +34,28 @@ describe('parseJsonText', () => {
   it('leaves an ordinary body as JSON.parse reads it', () => {
     const text = '{"id":"evt_1","data":{"title":"constructors","list":[1,2]}}';
     expect(parseJsonText(text)).toEqual(JSON.parse(text));
+  });
+});
+
+describe.each(DOORS)('strict UTF-8 through $name', (door) => {
+  const start = doorReceiver(door, TOKEN);
+
+  it.each([
+    ['FF FE', [0xff, 0xfe]],
+    ['an overlong slash', [0xc0, 0xaf]],
+    ['CESU-8 surrogates', [0xed, 0xa0, 0x80, 0xed, 0xb0, 0x80]],
+  ])('refuses %s in the body with 400 invalid-utf8, running nothing', async (_name, bytes) => {
+    let runs = 0;
+    const router = createEventRouter().onAny(() => void runs++);
+    const { d } = await start({ router });
+    const text = JSON.stringify(buildEvent('ag.hid_org.created', { hid_org_id: '@@' }));
+    const [head, tail] = text.split('@@') as [string, string];
+    const body = Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)]);
+    const answer = await d.send(bodyDelivery(TOKEN, body));
+    expect([answer.status, JSON.parse(answer.text).type]).toEqual([
+      400,
+      'urn:service-webhooks:problem:invalid-utf8',
+    ]);
+    expect(runs).toBe(0);
   });
 });

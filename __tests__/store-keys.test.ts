@@ -1,3 +1,4 @@
+import { createEventRouter, MemoryStore, type IdempotencyStore } from '../lib';
 import { idempotencyKey, storedKey, storedPosition } from '../lib/idempotency/store-keys';
 import { PostgresStore } from '../lib/postgres';
 import { RedisStore } from '../lib/redis';
@@ -265,5 +266,32 @@ describe.each(DOORS)('idempotency keys through $name', (door) => {
     ];
     expect(answers.map((a) => JSON.parse(a.text).status)).toEqual(['unhandled', 'unhandled']);
     expect(seen).toHaveLength(2);
+  });
+
+  it('keeps events apart whose source and id join the same way, and hashes a 900 KB id into a short key', async () => {
+    const memory = new MemoryStore();
+    const keys: string[] = [];
+    const store: IdempotencyStore = {
+      claim: (key, token, lease) => (keys.push(key), memory.claim(key, token, lease)),
+      markDone: (key, token, retention) => memory.markDone(key, token, retention),
+      release: (key, token) => memory.release(key, token),
+      get: (key) => memory.get(key),
+    };
+    const ran: string[] = [];
+    const router = createEventRouter().on('ag.hid_org.created', (event) => void ran.push(event.source));
+    const { d } = await start({ router, idempotency: store });
+    const a = { ...buildEvent('ag.hid_org.created'), source: 'src\u0000X', id: 'Y' };
+    const b = { ...buildEvent('ag.hid_org.created'), source: 'src', id: 'X\u0000Y' };
+    const big = { ...buildEvent('ag.hid_org.created'), id: 'i'.repeat(900_000) };
+    const answers = [
+      await d.send(tokenDelivery(TOKEN, a)),
+      await d.send(tokenDelivery(TOKEN, b)),
+      await d.send(tokenDelivery(TOKEN, big)),
+    ];
+    expect(answers.map((r) => JSON.parse(r.text).status)).toEqual(['processed', 'processed', 'processed']);
+    expect(ran).toHaveLength(3);
+    expect(new Set(keys).size).toBe(3);
+    expect(Math.max(...keys.map((k) => k.length))).toBeLessThan(100);
+    memory.close();
   });
 });

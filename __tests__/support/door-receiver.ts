@@ -10,6 +10,15 @@ export function tokenDelivery(token: string, event: unknown, extra: Record<strin
   };
 }
 
+/** A delivery whose body is `body` as given (bytes that may not be JSON, or not UTF-8). */
+export function bodyDelivery(
+  token: string,
+  body: string | Uint8Array,
+  extra: Record<string, string> = {},
+): RawRequest {
+  return { ...tokenDelivery(token, null, extra), body };
+}
+
 /**
  * Opens `door` with a router that keeps every event it ran, closing the last one opened after each
  * test; for tests of one behaviour through every door.

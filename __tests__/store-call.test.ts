@@ -1,0 +1,55 @@
+import { createEventRouter, MemoryStore, type IdempotencyStore } from '../lib';
+import { buildEvent } from '../lib/testing';
+import { doorReceiver, tokenDelivery } from './support/door-receiver';
+import { DOORS } from './support/doors';
+
+const TOKEN = 'tok_store_call';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each(DOORS)('store calls bounded by storeTimeoutMs through $name', (door) => {
+  const start = doorReceiver(door, TOKEN);
+
+  it('acknowledges once handlers succeed although markDone hangs, and drain() still returns', async () => {
+    const store: IdempotencyStore = {
+      claim: async () => 'claimed',
+      markDone: () => new Promise(() => undefined),
+      release: async () => undefined,
+      get: async () => null,
+    };
+    const router = createEventRouter().on('ag.hid_org.created', () => undefined);
+    // markDone is retried in the background within half the lease (here 500 ms), then given up on.
+    const { d } = await start({
+      router,
+      idempotency: store,
+      storeTimeoutMs: 100,
+      timeoutMs: 500,
+      leaseMs: 1000,
+    });
+    expect((await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')))).status).toBe(200);
+    await expect(d.drain({ timeoutMs: 2000 })).resolves.toMatchObject({ drained: true, running: [] });
+  });
+
+  it('gives back a claim that lands after its 503, so the next delivery need not wait out the lease', async () => {
+    const memory = new MemoryStore();
+    let slow = true;
+    const store: IdempotencyStore = {
+      claim: async (key, token, lease) => {
+        if (slow) await sleep(150);
+        slow = false;
+        return memory.claim(key, token, lease);
+      },
+      markDone: (key, token, retention) => memory.markDone(key, token, retention),
+      release: (key, token) => memory.release(key, token),
+      get: (key) => memory.get(key),
+    };
+    let runs = 0;
+    const router = createEventRouter().on('ag.hid_org.created', () => void runs++);
+    const { d } = await start({ router, idempotency: store, storeTimeoutMs: 50, leaseMs: 60_000 });
+    const event = buildEvent('ag.hid_org.created');
+    expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(503);
+    await sleep(250);
+    const again = await d.send(tokenDelivery(TOKEN, event));
+    expect([again.status, JSON.parse(again.text).status, runs]).toEqual([200, 'processed', 1]);
+    memory.close();
+  });
+});
