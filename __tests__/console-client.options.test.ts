@@ -1,5 +1,6 @@
 import { ConsoleClient } from '../lib/console';
 import { OptionsError } from '../lib/options-error';
+import { consoleClientFor } from './support/console-server';
 
 const good = { baseUrl: 'https://service.example', accountId: 'acct_1', secretKey: 'sk_1' };
 
@@ -70,5 +71,25 @@ describe('ConsoleClient methods refuse unknown option names before sending', () 
     const error = await call(client).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OptionsError);
     expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe('ConsoleClient takes only a loopback http:// or an https:// baseUrl', () => {
+  it.each(['http://example.com', 'http://10.0.0.7:8080', 'http://console.internal/api', 'ftp://example.com'])(
+    'refuses baseUrl %s at construction',
+    (baseUrl) => {
+      expect(() => consoleClientFor(baseUrl)).toThrow(OptionsError);
+      expect(() => consoleClientFor(baseUrl)).toThrow(/baseUrl must/);
+    },
+  );
+
+  it.each([
+    'http://localhost:4010',
+    'http://127.0.0.1:1',
+    'http://127.8.9.10',
+    'http://[::1]:4010',
+    'https://x.test',
+  ])('takes baseUrl %s', (baseUrl) => {
+    expect(() => consoleClientFor(baseUrl)).not.toThrow();
   });
 });

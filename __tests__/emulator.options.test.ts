@@ -73,3 +73,11 @@ describe('emulator methods refuse unknown option names', () => {
     }
   });
 });
+
+describe('createEmulator refuses a bad maxConcurrentDeliveries', () => {
+  it.each([0, -1, 1.5, Number.NaN])('refuses maxConcurrentDeliveries %p at construction', async (value) => {
+    await expect(createEmulator({ maxConcurrentDeliveries: value })).rejects.toThrow(
+      /maxConcurrentDeliveries must be a whole number of at least 1/,
+    );
+  });
+});
