@@ -84,3 +84,13 @@ export {
   type ClientCertificateVerifier,
   type MtlsOptions,
 } from './mtls';
+export type {
+  DeadLetter,
+  Inbox,
+  InboxBackoff,
+  InboxStatus,
+  InboxWorker,
+  InboxWorkerOptions,
+  ReplayFilter,
+} from './inbox/inbox';
+export type { QueuedDelivery } from './inbox/queued-delivery';

@@ -4,6 +4,7 @@ import type { Layout } from '../events/webhook-event';
 export type DeliveryOutcome =
   | 'handshake'
   | 'processed'
+  | 'queued'
   | 'unhandled'
   | 'duplicate'
   | 'conflict'

@@ -37,6 +37,16 @@ export function dispatchResults(retryAfter: string) {
           'This event is being processed by another delivery; retry later.',
         ),
       ),
+    inboxUnavailable: () =>
+      problem(
+        'store-unavailable',
+        later(
+          503,
+          'inbox-unavailable',
+          'Service Unavailable',
+          'The receiver cannot queue this event right now; retry later.',
+        ),
+      ),
     storeUnavailable: () =>
       problem(
         'store-unavailable',
@@ -83,7 +93,7 @@ export function dispatchResults(retryAfter: string) {
       ),
     acknowledged: (
       event: AnyWebhookEvent,
-      status: 'processed' | 'unhandled' | 'duplicate',
+      status: 'processed' | 'unhandled' | 'duplicate' | 'queued',
       handlerMs: number | null,
     ): DispatchResult => ({
       answer: eventAnswer(event.id, event.type, status),

@@ -10,6 +10,7 @@ import { DeliveryContext } from './handler-context';
 import { claimToken, idempotencyKey } from './idempotency-key';
 import type { RateLimitedLog } from './rate-limited-log';
 import { runHandlers, type Outcome } from './run-handlers';
+import { enqueueDelivery } from './enqueue-delivery';
 
 export type { DispatchResult };
 
@@ -91,6 +92,15 @@ export function createDispatcher(
       }
     }
 
+    if (options.inbox !== undefined) {
+      const queued = enqueueDelivery(options.inbox, key, event, header, options.storeTimeoutMs, log);
+      const settled = queued.then((outcome) =>
+        store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
+      );
+      running.set(key, { eventId: event.id, done: settled });
+      const outcome = await settled.finally(() => running.delete(key));
+      return outcome.ok ? results.acknowledged(event, 'queued', null) : results.inboxUnavailable();
+    }
     const { handlers, handled } = router.match(event.type);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();

@@ -38,7 +38,7 @@ export function invalidEventProblem(error: InvalidEventError): HttpProblem {
   });
 }
 
-function decodeBase64Data(base64: string): unknown {
+export function decodeBase64Data(base64: string): unknown {
   const text = decodeUtf8(Buffer.from(base64, 'base64'), 'data_base64');
   try {
     // The same parse as the body's: prototype keys dropped.

@@ -1,0 +1,87 @@
+import { checkOptionKeys } from '../check-option-keys';
+import type { EventRouter } from '../events/event-router';
+import type { RetryLater } from '../events/retry-later';
+import type { InboxBackoff, InboxWorkerOptions } from '../inbox/inbox';
+import type { QueuedDelivery } from '../inbox/queued-delivery';
+import { resolveLogger, type ResolvedLogger } from '../logger';
+import { OptionsError } from '../options-error';
+import { boundedStore } from './bounded-store';
+import { resolveDispatchOptions } from './dispatch-options';
+import { rateLimitedLog } from './rate-limited-log';
+import { checkRouter } from './resolve-receiver-options';
+import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
+
+const WORKER_OPTION_KEYS = ['concurrency', 'attempts', 'backoff', 'idempotency', 'timeoutMs', 'logger'];
+
+/** What every engine's worker shares: the checked options, the retry schedule and the one runner. */
+export interface InboxWorkerCore {
+  concurrency: number;
+  attempts: number;
+  log: ResolvedLogger;
+  /** The delay in ms before the try after `attempt` (1-based) failed; RetryLater's own wins. */
+  delayAfter(attempt: number, retryLater: RetryLater | undefined): number;
+  /** One try of a queued event through the router. Never rejects. */
+  run(delivery: QueuedDelivery, attempt: number): Promise<QueuedRunResult>;
+}
+
+function whole(value: unknown, name: string, where: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      `${name} must be a whole number ≥ ${min} (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+function schedule(backoff: InboxBackoff | undefined, where: string): (attempt: number) => number {
+  if (typeof backoff === 'function') return (attempt) => Math.max(0, Number(backoff(attempt)) || 0);
+  if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null))
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'backoff must be { delayMs?, maxDelayMs? } or (attempt) => ms',
+    );
+  checkOptionKeys(backoff ?? {}, ['delayMs', 'maxDelayMs'], `${where} backoff`);
+  const first = whole(backoff?.delayMs, 'backoff.delayMs', where, 30_000, 0);
+  const max = whole(backoff?.maxDelayMs, 'backoff.maxDelayMs', where, 3_600_000, 0);
+  return (attempt) => Math.min(max, first * 2 ** Math.min(attempt - 1, 40));
+}
+
+/** Checks `startWorker` options once, before the worker takes a job. */
+export function inboxWorkerCore(
+  router: EventRouter,
+  options: InboxWorkerOptions = {},
+  where: string,
+): InboxWorkerCore {
+  if (typeof options !== 'object' || options === null)
+    throw new OptionsError('ERR_SW_OPTION', where, 'options must be an object');
+  checkOptionKeys(options, WORKER_OPTION_KEYS, where);
+  checkRouter(router, where);
+  const log = resolveLogger(options.logger, where);
+  const backoff = schedule(options.backoff, where);
+  // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store.
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  const dispatch = resolveDispatchOptions(
+    { idempotency: options.idempotency, timeoutMs, logger: options.logger },
+    where,
+  );
+  const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, rateLimitedLog(log));
+  const context = { router, store, log, timeoutMs };
+  return {
+    concurrency: whole(options.concurrency, 'concurrency', where, 1),
+    attempts: whole(options.attempts, 'attempts', where, 13),
+    log,
+    delayAfter: (attempt, retryLater) =>
+      retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000,
+    run: (delivery, attempt) => runQueuedEvent(context, delivery, attempt),
+  };
+}
+
+/** The message kept for a failed try: an Error's message, never the event. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 2000);
+  return `a handler threw a ${typeof error}, not an Error`;
+}
