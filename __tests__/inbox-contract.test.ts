@@ -1,4 +1,11 @@
-import { createEventRouter, createFetchHandler, RetryLater, type AnyWebhookEvent, type Inbox, type ReceiverOptions } from '../lib';
+import {
+  createEventRouter,
+  createFetchHandler,
+  RetryLater,
+  type AnyWebhookEvent,
+  type Inbox,
+  type ReceiverOptions,
+} from '../lib';
 import { idempotencyKey } from '../lib/core/idempotency-key';
 import { buildEvent } from '../lib/testing';
 import { binaryMode, delivery, issued, ROWS, TOKEN } from './support/contract-rows';
@@ -46,10 +53,20 @@ describe.each(ENGINES)('the inbox contract on $name', (engine) => {
       }
 
       it('queues an event (200 queued), and a worker runs it once with the event the sync path reads', async () => {
-        const requests = [delivery(issued()), delivery(buildEvent('ag.access_pass.devices.added', {}, { layout: 'B' })), binaryMode];
+        const requests = [
+          delivery(issued()),
+          delivery(buildEvent('ag.access_pass.devices.added', {}, { layout: 'B' })),
+          binaryMode,
+        ];
         // What the handlers get in the request, for comparison.
-        const direct: AnyWebhookEvent[] = [];
-        const sync = await door.open({ bearerTokens: [TOKEN], router: createEventRouter().onAny((e) => void direct.push(e)), logger: false });
+        const direct: { event: AnyWebhookEvent; userAgent: string | undefined }[] = [];
+        const sync = await door.open({
+          bearerTokens: [TOKEN],
+          router: createEventRouter().onAny(
+            (event, ctx) => void direct.push({ event, userAgent: ctx.header('user-agent') }),
+          ),
+          logger: false,
+        });
         opened.push(sync);
         for (const r of requests) expect((await sync.send(r)).status).toBe(200);
 
@@ -63,9 +80,12 @@ describe.each(ENGINES)('the inbox contract on $name', (engine) => {
         expect((await inbox.status()).waiting).toBe(3);
         const seen = await worker(inbox, () => undefined);
         await eventually('three jobs run', () => seen.length === 3);
-        const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
-        expect(seen.map((s) => s.event).sort(byId)).toEqual([...direct].sort(byId));
-        expect(seen.map((s) => s.userAgent)).toEqual(['Service-Webhooks/1.0', 'Service-Webhooks/1.0', undefined].sort());
+        // The same (event, ctx): the same normalized event, the same request headers read through ctx.
+        const byId = (a: { event: { id: string } }, b: { event: { id: string } }) =>
+          a.event.id.localeCompare(b.event.id);
+        expect(seen.map(({ event, userAgent }) => ({ event, userAgent })).sort(byId)).toEqual(
+          [...direct].sort(byId),
+        );
         await eventually('the queue empties', async () => (await inbox.status()).waiting === 0);
         expect(seen).toHaveLength(3);
       });
@@ -106,7 +126,9 @@ describe.each(ENGINES)('the inbox contract on $name', (engine) => {
         }
         expect(answer.status).toBe(503);
         expect(answer.headers['retry-after']).toBe('11');
-        expect(JSON.parse(answer.text)).toMatchObject({ type: 'urn:service-webhooks:problem:inbox-unavailable' });
+        expect(JSON.parse(answer.text)).toMatchObject({
+          type: 'urn:service-webhooks:problem:inbox-unavailable',
+        });
         const retry = await d.send(request);
         expect(JSON.parse(retry.text)).toMatchObject({ status: 'queued' });
         await eventually('the late enqueue settled', async () => (await inbox.status()).waiting >= 1);
@@ -116,14 +138,21 @@ describe.each(ENGINES)('the inbox contract on $name', (engine) => {
       it('keeps an event whose tries ran out in the dead letters, and replays it once', async () => {
         const { d, inbox } = await open();
         let broken = true;
-        const seen = await worker(inbox, () => {
-          if (broken) throw new Error('the warehouse API is down');
-        }, 2);
+        const seen = await worker(
+          inbox,
+          () => {
+            if (broken) throw new Error('the warehouse API is down');
+          },
+          2,
+        );
         const event = issued({}, 'evt_dead');
         expect((await d.send(delivery(event))).status).toBe(200);
         await eventually('a dead letter', async () => (await inbox.deadLetters()).length === 1);
         const [dead] = await inbox.deadLetters();
-        expect(dead).toMatchObject({ attempts: 2, delivery: { id: 'evt_dead', type: event.type, envelope: event } });
+        expect(dead).toMatchObject({
+          attempts: 2,
+          delivery: { id: 'evt_dead', type: event.type, envelope: event },
+        });
         expect(dead?.lastError).toMatch(/the warehouse API is down/);
         expect(dead?.receivedAt).toBeInstanceOf(Date);
         expect(dead?.failedAt?.getTime()).toBeGreaterThanOrEqual(dead?.receivedAt.getTime() ?? Infinity);
@@ -168,9 +197,18 @@ function queuedAgain(request: { body?: string | Uint8Array }) {
 }
 
 describe('the inbox option', () => {
-  it.each([{}, { enqueue: () => undefined }, 'redis://localhost'])('refuses %p at construction, saying what to pass', (inbox) => {
-    expect(() =>
-      createFetchHandler({ bearerTokens: [TOKEN], router: createEventRouter(), inbox: inbox as unknown as Inbox }),
-    ).toThrow(/\[service-webhooks\] createFetchHandler: inbox must be an Inbox: bullmqInbox\(\{ connection \}\)/);
-  });
+  it.each([{}, { enqueue: () => undefined }, 'redis://localhost'])(
+    'refuses %p at construction, saying what to pass',
+    (inbox) => {
+      expect(() =>
+        createFetchHandler({
+          bearerTokens: [TOKEN],
+          router: createEventRouter(),
+          inbox: inbox as unknown as Inbox,
+        }),
+      ).toThrow(
+        /\[service-webhooks\] createFetchHandler: inbox must be an Inbox: bullmqInbox\(\{ connection \}\)/,
+      );
+    },
+  );
 });

@@ -38,20 +38,37 @@ const PAGE = 500;
  */
 export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   if (typeof options !== 'object' || options === null)
-    throw new OptionsError('ERR_SW_OPTION', WHERE, 'takes options: bullmqInbox({ connection }) or bullmqInbox({ queue })');
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'takes options: bullmqInbox({ connection }) or bullmqInbox({ queue })',
+    );
   checkOptionKeys(options, KEYS, WHERE);
   if ((options.connection === undefined) === (options.queue === undefined))
-    throw new OptionsError('ERR_SW_OPTION', WHERE, 'give exactly one of connection (ioredis options, a client or a redis:// URL) or queue (a BullMQ Queue)');
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'give exactly one of connection (ioredis options, a client or a redis:// URL) or queue (a BullMQ Queue)',
+    );
   if (options.queue !== undefined && !(options.queue instanceof Queue))
     throw new OptionsError('ERR_SW_OPTION', WHERE, "queue must be a Queue from 'bullmq'");
   const name = options.name ?? options.queue?.name ?? 'service-webhooks';
   if (typeof name !== 'string' || name === '' || name.includes(':'))
-    throw new OptionsError('ERR_SW_NAME', WHERE, `name must be a non-empty string without ":" (got ${String(name)})`);
+    throw new OptionsError(
+      'ERR_SW_NAME',
+      WHERE,
+      `name must be a non-empty string without ":" (got ${String(name)})`,
+    );
   const lockDuration = options.lockDurationMs ?? 30_000;
   if (!Number.isSafeInteger(lockDuration) || lockDuration < 1000)
-    throw new OptionsError('ERR_SW_TIMEOUT', WHERE, 'lockDurationMs must be a whole number of milliseconds ≥ 1000');
+    throw new OptionsError(
+      'ERR_SW_TIMEOUT',
+      WHERE,
+      'lockDurationMs must be a whole number of milliseconds ≥ 1000',
+    );
   const log = resolveLogger(options.logger, WHERE);
-  const connection = options.queue?.opts.connection ?? redisConnection(options.connection as ConnectionOptions | string);
+  const connection =
+    options.queue?.opts.connection ?? redisConnection(options.connection as ConnectionOptions | string);
   const owned = options.queue === undefined;
   const queue = options.queue ?? new Queue(name, { connection });
   void checkRedisDurability(queue, log);

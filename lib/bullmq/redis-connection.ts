@@ -8,10 +8,18 @@ export function redisConnection(connection: ConnectionOptions | string): Connect
   try {
     url = new URL(connection);
   } catch {
-    throw new OptionsError('ERR_SW_OPTION', 'bullmqInbox', 'connection must be a redis:// URL, ioredis options or a client');
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      'bullmqInbox',
+      'connection must be a redis:// URL, ioredis options or a client',
+    );
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
-    throw new OptionsError('ERR_SW_OPTION', 'bullmqInbox', `connection URL must start redis:// or rediss:// (got ${url.protocol})`);
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      'bullmqInbox',
+      `connection URL must start redis:// or rediss:// (got ${url.protocol})`,
+    );
   const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : undefined;
   return {
     host: url.hostname || '127.0.0.1',

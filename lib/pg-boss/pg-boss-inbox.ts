@@ -35,10 +35,18 @@ const DEAD_RETENTION_SECONDS = 90 * 24 * 60 * 60;
  */
 export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   if (typeof options !== 'object' || options === null)
-    throw new OptionsError('ERR_SW_OPTION', WHERE, 'takes options: pgBossInbox({ connectionString }) or pgBossInbox({ boss })');
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'takes options: pgBossInbox({ connectionString }) or pgBossInbox({ boss })',
+    );
   checkOptionKeys(options, KEYS, WHERE);
   if ((options.boss === undefined) === (options.connectionString === undefined))
-    throw new OptionsError('ERR_SW_OPTION', WHERE, 'give exactly one of boss (a started PgBoss) or connectionString');
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'give exactly one of boss (a started PgBoss) or connectionString',
+    );
   const name = options.name ?? 'service-webhooks';
   if (typeof name !== 'string' || !NAME.test(name))
     throw new OptionsError('ERR_SW_NAME', WHERE, 'name must be 1–50 letters, digits, "_", "-" or "."');
@@ -56,17 +64,23 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   /** Starts an owned boss and makes both queues, once; a failure is forgotten so the next call tries again. */
   function boss(): Promise<PgBoss> {
     ready ??= (async () => {
-      const b = options.boss ?? new (loadPgBoss().PgBoss)({ connectionString: options.connectionString, schema });
+      const b =
+        options.boss ?? new (loadPgBoss().PgBoss)({ connectionString: options.connectionString, schema });
       if (owned) {
         b.on('error', () => undefined);
         await b.start();
       }
-      for (const [queue, retention] of [[name, undefined], [dead, DEAD_RETENTION_SECONDS]] as const)
+      for (const [queue, retention] of [
+        [name, undefined],
+        [dead, DEAD_RETENTION_SECONDS],
+      ] as const)
         if ((await b.getQueue(queue)) === null)
-          await b.createQueue(queue, { ...(retention === undefined ? {} : { retentionSeconds: retention }) }).catch(async (error: unknown) => {
-            // Another process made it meanwhile.
-            if ((await b.getQueue(queue)) === null) throw error;
-          });
+          await b
+            .createQueue(queue, { ...(retention === undefined ? {} : { retentionSeconds: retention }) })
+            .catch(async (error: unknown) => {
+              // Another process made it meanwhile.
+              if ((await b.getQueue(queue)) === null) throw error;
+            });
       return b;
     })().catch((error: unknown) => {
       ready = undefined;
@@ -78,7 +92,10 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   async function deadJobs(match: (d: DeadLetterData) => boolean) {
     const b = await boss();
     const jobs = await b.findJobs(dead, { queued: true });
-    return jobs.filter((j) => isDeadLetterData(j.data) && match(j.data)) as { id: string; data: DeadLetterData }[];
+    return jobs.filter((j) => isDeadLetterData(j.data) && match(j.data)) as {
+      id: string;
+      data: DeadLetterData;
+    }[];
   }
 
   return {
@@ -134,7 +151,12 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
            FROM ${schema}.job WHERE name IN ($1, $2)`,
         [name, dead],
       );
-      const row = (rows[0] ?? {}) as { waiting?: string; active?: string; dead?: string; oldest?: Date | null };
+      const row = (rows[0] ?? {}) as {
+        waiting?: string;
+        active?: string;
+        dead?: string;
+        oldest?: Date | null;
+      };
       return {
         waiting: Number(row.waiting ?? 0),
         active: Number(row.active ?? 0),
@@ -144,7 +166,8 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     },
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
-      if (owned && ready !== undefined) await (await ready.catch(() => undefined))?.stop({ graceful: false, timeout: 5000 });
+      if (owned && ready !== undefined)
+        await (await ready.catch(() => undefined))?.stop({ graceful: false, timeout: 5000 });
     },
   };
 }

@@ -55,7 +55,8 @@ export function startPgBossWorker(
 
   async function settle(job: PgBossJob): Promise<void> {
     const attempt = job.retryCount + 1;
-    if (!isQueuedDelivery(job.data)) return deadLetter(job, attempt, 'the job does not hold a queued delivery');
+    if (!isQueuedDelivery(job.data))
+      return deadLetter(job, attempt, 'the job does not hold a queued delivery');
     const result = await core.run(job.data, attempt);
     if (result.ok) {
       await boss.complete(name, job.id, { status: result.status });
@@ -90,7 +91,10 @@ export function startPgBossWorker(
         await settle(job);
       } catch (error) {
         // pg-boss takes the job back once it expires: nothing is lost, it runs again.
-        core.log.error({ err: error, jobId: job.id }, 'could not settle a job in pg-boss; it runs again when it expires');
+        core.log.error(
+          { err: error, jobId: job.id },
+          'could not settle a job in pg-boss; it runs again when it expires',
+        );
       }
     }
   }
