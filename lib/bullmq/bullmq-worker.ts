@@ -40,6 +40,8 @@ export async function startBullmqWorker(
     connection,
     concurrency: core.concurrency,
     lockDuration,
+    // Stalled jobs (a killed worker's) are looked for as often as a lock can run out.
+    stalledInterval: lockDuration,
     // A job whose worker died is run again rather than failed: its attempts decide, not the crashes.
     maxStalledCount: core.attempts,
     settings: {

@@ -64,12 +64,13 @@ export function inboxWorkerCore(
   const backoff = schedule(options.backoff, where);
   // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store.
   const timeoutMs = options.timeoutMs ?? 600_000;
+  // A killed worker's claim frees up after twice the bound of a try, not the receiver's minute.
   const dispatch = resolveDispatchOptions(
-    { idempotency: options.idempotency, timeoutMs, logger: options.logger },
+    { idempotency: options.idempotency, timeoutMs, leaseMs: 2 * timeoutMs, logger: options.logger },
     where,
   );
   const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, rateLimitedLog(log));
-  const context = { router, store, log, timeoutMs };
+  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs };
   return {
     concurrency: whole(options.concurrency, 'concurrency', where, 1),
     attempts: whole(options.attempts, 'attempts', where, 13),

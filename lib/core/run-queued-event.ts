@@ -1,7 +1,7 @@
 import type { EventRouter } from '../events/event-router';
 import { InvalidEventError } from '../events/invalid-event-error';
 import { normalizeEvent } from '../events/normalize-event';
-import type { RetryLater } from '../events/retry-later';
+import { RetryLater } from '../events/retry-later';
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import type { QueuedDelivery } from '../inbox/queued-delivery';
 import type { ResolvedLogger } from '../logger';
@@ -32,6 +32,8 @@ export interface QueuedRunContext {
   store: BoundedStore | undefined;
   log: ResolvedLogger;
   timeoutMs: number;
+  /** How long a try's claim holds the event in the ledger. */
+  leaseMs: number;
 }
 
 /** The ledger key of a queued event's handlers, apart from the receiver's key that says "queued". */
@@ -74,9 +76,16 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
   if (store !== undefined) {
     const claimed = await store.claim(key, token, event.id);
     if (claimed === 'done') return { ok: true, status: 'duplicate' };
+    if (claimed === 'busy') {
+      // A try still running elsewhere (or a killed worker's claim): come back once its lease is over.
+      const wait = new RetryLater('another try of this event holds it', {
+        retryAfterSeconds: Math.ceil(context.leaseMs / 1000),
+      });
+      return { ok: false, error: wait, retryLater: wait, permanent: false };
+    }
     if (claimed !== 'claimed') {
-      const why = claimed === 'busy' ? 'another worker is running this event' : 'the store is unavailable';
-      return { ok: false, error: new Error(why), retryLater: undefined, permanent: false };
+      const error = new Error('the idempotency store is unavailable');
+      return { ok: false, error, retryLater: undefined, permanent: false };
     }
   }
   const { handlers, handled } = router.match(event.type);
