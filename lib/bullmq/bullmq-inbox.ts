@@ -1,4 +1,4 @@
-import { Queue, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Job, Queue } from 'bullmq';
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
@@ -6,6 +6,7 @@ import { isQueuedDelivery, jobIdFor, type QueuedDelivery } from '../inbox/queued
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
 import { checkRedisDurability } from './check-redis-durability';
+import { loadBullmq } from './load-bullmq';
 import { redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
 
@@ -50,7 +51,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       WHERE,
       'give exactly one of connection (ioredis options, a client or a redis:// URL) or queue (a BullMQ Queue)',
     );
-  if (options.queue !== undefined && !(options.queue instanceof Queue))
+  if (options.queue !== undefined && !(options.queue instanceof loadBullmq().Queue))
     throw new OptionsError('ERR_SW_OPTION', WHERE, "queue must be a Queue from 'bullmq'");
   const name = options.name ?? options.queue?.name ?? 'service-webhooks';
   if (typeof name !== 'string' || name === '' || name.includes(':'))
@@ -70,7 +71,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   const connection =
     options.queue?.opts.connection ?? redisConnection(options.connection as ConnectionOptions | string);
   const owned = options.queue === undefined;
-  const queue = options.queue ?? new Queue(name, { connection });
+  const queue = options.queue ?? new (loadBullmq().Queue)(name, { connection });
   void checkRedisDurability(queue, log);
   const workers = new Set<{ close(): Promise<void> }>();
 

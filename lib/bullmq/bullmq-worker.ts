@@ -1,8 +1,9 @@
-import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
 import { errorMessage, inboxWorkerCore } from '../core/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import type { QueuedDelivery } from '../inbox/queued-delivery';
+import { loadBullmq } from './load-bullmq';
 
 /** A failed try, carrying the delay the worker chose (BullMQ's backoff strategy reads it). */
 class TryFailed extends Error {
@@ -28,6 +29,7 @@ export async function startBullmqWorker(
   options: InboxWorkerOptions | undefined,
 ): Promise<{ close(): Promise<void> }> {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker');
+  const { UnrecoverableError, Worker } = loadBullmq();
   const processJob = async (job: Job<QueuedDelivery>) => {
     const attempt = job.attemptsMade + 1;
     const result = await core.run(job.data, attempt);
