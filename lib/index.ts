@@ -91,6 +91,7 @@ export type {
   InboxStatus,
   InboxWorker,
   InboxWorkerOptions,
+  JobRecord,
   ReplayFilter,
 } from './inbox/inbox';
 export type { QueuedDelivery } from './inbox/queued-delivery';

@@ -3,6 +3,7 @@ import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { isQueuedDelivery, jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
+import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
 import { checkRedisDurability } from './check-redis-durability';
@@ -68,11 +69,18 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       'lockDurationMs must be a whole number of milliseconds ≥ 1000',
     );
   const log = resolveLogger(options.logger, WHERE);
+  const warn = rateLimitedLog(log);
   const connection =
     options.queue?.opts.connection ?? redisConnection(options.connection as ConnectionOptions | string);
   const owned = options.queue === undefined;
   const queue = options.queue ?? new (loadBullmq().Queue)(name, { connection });
-  void checkRedisDurability(queue, log);
+  // Without a listener BullMQ prints every reconnection error; ours go to the logger, rate-limited.
+  if (owned)
+    queue.on('error', (error) =>
+      warn('error', 'bullmq-queue', { err: error }, 'the BullMQ queue reported an error'),
+    );
+  // Read once, at the first enqueue: the settings matter to what the receiver acknowledges.
+  let checked: Promise<void> | undefined;
   const workers = new Set<{ close(): Promise<void> }>();
 
   async function failedJobs(match: (d: QueuedDelivery, job: Job) => boolean, limit: number): Promise<Job[]> {
@@ -98,7 +106,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
 
   return {
     engine: 'bullmq',
+    name,
     async enqueue(delivery) {
+      checked ??= checkRedisDurability(queue, log);
       // A job id that exists already makes add() a no-op: a redelivery never enqueues twice.
       await queue.add(delivery.type, delivery, {
         jobId: jobIdFor(delivery.key),
@@ -150,6 +160,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     },
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
+      // A check still reading would reconnect a closed queue; it is given a moment to finish.
+      if (checked !== undefined)
+        await Promise.race([checked, new Promise((r) => setTimeout(r, 1000).unref())]);
       if (owned) await queue.close();
     },
   };

@@ -1,5 +1,5 @@
 import type { ConnectionOptions, Job } from 'bullmq';
-import { errorMessage, inboxWorkerCore } from '../core/inbox-worker-core';
+import { inboxWorkerCore } from '../core/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import type { QueuedDelivery } from '../inbox/queued-delivery';
@@ -32,11 +32,10 @@ export async function startBullmqWorker(
   const { UnrecoverableError, Worker } = loadBullmq();
   const processJob = async (job: Job<QueuedDelivery>) => {
     const attempt = job.attemptsMade + 1;
-    const result = await core.run(job.data, attempt);
-    if (result.ok) return result.status;
-    const message = errorMessage(result.error);
-    if (result.permanent || attempt >= core.attempts) throw new UnrecoverableError(message);
-    throw new TryFailed(message, core.delayAfter(attempt, result.retryLater));
+    const next = await core.run(job.data, attempt);
+    if (next.then === 'complete') return next.status;
+    if (next.then === 'dead') throw new UnrecoverableError(next.error);
+    throw new TryFailed(next.error, next.delayMs);
   };
   const worker = new Worker<QueuedDelivery>(name, processJob, {
     connection,

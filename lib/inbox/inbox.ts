@@ -34,6 +34,25 @@ export interface InboxWorkerOptions {
   timeoutMs?: number;
   /** Where failures are logged. Defaults to the console. */
   logger?: Logger | false;
+  /**
+   * Called after every try with what became of it (`inboxMetrics().onJob` counts them). It cannot
+   * delay or change the job; what it throws is logged. Defaults to none.
+   */
+  onJob?: (record: JobRecord) => unknown;
+}
+
+/** One try of a queued event, as {@link InboxWorkerOptions.onJob} is told of it. */
+export interface JobRecord {
+  eventId: string;
+  type: string;
+  /** 1 for the first try. */
+  attempt: number;
+  /** `retry`: it failed and runs again; `dead`: it failed for good and went to the dead letters. */
+  outcome: 'processed' | 'unhandled' | 'duplicate' | 'retry' | 'dead';
+  /** How long the try ran. */
+  durationMs: number;
+  /** How long the event waited, from the receiver queueing it to this try starting. */
+  queuedMs: number;
 }
 
 /** A running worker. */
@@ -83,6 +102,8 @@ export interface InboxStatus {
 export interface Inbox {
   /** Which engine holds the queue (`'bullmq'`, `'pg-boss'`). */
   readonly engine: string;
+  /** The queue's name. */
+  readonly name: string;
   /**
    * Holds the delivery durably. Idempotent by `delivery.key`: enqueuing the same key again adds
    * nothing. Rejects when the engine did not confirm.

@@ -100,6 +100,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
 
   return {
     engine: 'pg-boss',
+    name,
     async enqueue(delivery) {
       const b = await boss();
       // The id is the key's: a redelivery's send conflicts and adds nothing (it resolves null).

@@ -1,4 +1,4 @@
-import { errorMessage, inboxWorkerCore } from '../core/inbox-worker-core';
+import { inboxWorkerCore } from '../core/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
@@ -57,15 +57,14 @@ export function startPgBossWorker(
     const attempt = job.retryCount + 1;
     if (!isQueuedDelivery(job.data))
       return deadLetter(job, attempt, 'the job does not hold a queued delivery');
-    const result = await core.run(job.data, attempt);
-    if (result.ok) {
-      await boss.complete(name, job.id, { status: result.status });
+    const next = await core.run(job.data, attempt);
+    if (next.then === 'complete') {
+      await boss.complete(name, job.id, { status: next.status });
       return;
     }
-    const message = errorMessage(result.error);
-    if (result.permanent || attempt >= core.attempts) return deadLetter(job, attempt, message);
-    await boss.fail(name, { id: job.id, retryCount: job.retryCount }, { error: message });
-    const delayMs = core.delayAfter(attempt, result.retryLater);
+    if (next.then === 'dead') return deadLetter(job, attempt, next.error);
+    await boss.fail(name, { id: job.id, retryCount: job.retryCount }, { error: next.error });
+    const delayMs = next.delayMs;
     await boss
       .getDb()
       .executeSql(
