@@ -98,20 +98,22 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     }[];
   }
 
+  async function enqueue(delivery: QueuedDelivery): Promise<void> {
+    const b = await boss();
+    // The id is the key's: a redelivery's send conflicts and adds nothing (it resolves null).
+    await b.send(name, delivery, {
+      id: jobIdFor(delivery.key),
+      // The worker decides when a job is exhausted and when it runs again.
+      retryLimit: 1_000_000,
+      retryDelay: 1,
+      expireInSeconds,
+    });
+  }
+
   return {
     engine: 'pg-boss',
     name,
-    async enqueue(delivery) {
-      const b = await boss();
-      // The id is the key's: a redelivery's send conflicts and adds nothing (it resolves null).
-      await b.send(name, delivery, {
-        id: jobIdFor(delivery.key),
-        // The worker decides when a job is exhausted and when it runs again.
-        retryLimit: 1_000_000,
-        retryDelay: 1,
-        expireInSeconds,
-      });
-    },
+    enqueue,
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
       const worker = startPgBossWorker(await boss(), { name, dead, schema }, router, workerOptions);
       workers.add(worker);
@@ -135,7 +137,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       let replayed = 0;
       for (const job of jobs) {
         if (!isQueuedDelivery(job.data.delivery)) continue;
-        await this.enqueue(job.data.delivery as QueuedDelivery);
+        await enqueue(job.data.delivery);
         const deleted = (await b.deleteJob(dead, job.id)) as { affected?: number };
         if ((deleted.affected ?? 0) > 0) replayed++;
       }
