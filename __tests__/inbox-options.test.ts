@@ -78,7 +78,9 @@ describeWithRedis('an inbox on a Redis that can lose what it acknowledged', () =
       for (const key of ['k1', 'k2']) await inbox.enqueue(queuedDelivery(key, event, () => undefined, null));
       await eventually('the warning', () => logger.messages('warn').length > 0);
       expect(logger.messages('warn')).toEqual([
-        expect.stringMatching(/^\[service-webhooks\] bullmqInbox: the server's appendonly is no: .* Set appendonly yes/),
+        expect.stringMatching(
+          /^\[service-webhooks\] bullmqInbox: the server's appendonly is no: .* Set appendonly yes/,
+        ),
       ]);
     } finally {
       await inbox.close();

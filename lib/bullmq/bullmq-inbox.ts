@@ -1,8 +1,9 @@
-import type { ConnectionOptions, Job, Queue } from 'bullmq';
+import type { ConnectionOptions, Queue } from 'bullmq';
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
-import type { DeadLetter, Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
-import { isQueuedDelivery, jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
+import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import { jobIdFor } from '../inbox/queued-delivery';
+import { deadLetterOf, failedJobs, replayMatch } from './bullmq-dead-letters';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -31,7 +32,6 @@ const KEYS = ['connection', 'queue', 'name', 'lockDurationMs', 'logger'];
 const WHERE = 'bullmqInbox';
 /** Completed jobs kept this long, past the Service's 6-hour retries, then trimmed. */
 const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
-const PAGE = 500;
 
 /**
  * An {@link Inbox} on BullMQ: enqueued jobs are acknowledged by Redis (warned about once when its
@@ -83,27 +83,6 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   let checked: Promise<void> | undefined;
   const workers = new Set<{ close(): Promise<void> }>();
 
-  async function failedJobs(match: (d: QueuedDelivery, job: Job) => boolean, limit: number): Promise<Job[]> {
-    const found: Job[] = [];
-    for (let start = 0; found.length < limit; start += PAGE) {
-      const page = await queue.getFailed(start, start + PAGE - 1);
-      for (const job of page) if (isQueuedDelivery(job.data) && match(job.data, job)) found.push(job);
-      if (page.length < PAGE) break;
-    }
-    return found.slice(0, limit);
-  }
-
-  const deadLetter = (job: Job): DeadLetter => {
-    const delivery = job.data as QueuedDelivery;
-    return {
-      delivery,
-      attempts: job.attemptsMade,
-      lastError: job.failedReason ?? null,
-      receivedAt: new Date(delivery.receivedAt),
-      failedAt: job.finishedOn === undefined ? null : new Date(job.finishedOn),
-    };
-  };
-
   return {
     engine: 'bullmq',
     name,
@@ -126,18 +105,12 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     },
     async deadLetters(filter = {}) {
       const limit = filter.limit ?? 100;
-      const jobs = await failedJobs((d) => filter.type === undefined || d.type === filter.type, limit);
-      return jobs.map(deadLetter);
+      const jobs = await failedJobs(queue, (d) => filter.type === undefined || d.type === filter.type, limit);
+      return jobs.map(deadLetterOf);
     },
     async replay(target: string | ReplayFilter) {
-      const match =
-        typeof target === 'string'
-          ? (d: QueuedDelivery) => d.id === target
-          : (d: QueuedDelivery, job: Job) =>
-              (target.type === undefined || d.type === target.type) &&
-              (target.since === undefined || (job.finishedOn ?? 0) >= target.since.getTime());
       let replayed = 0;
-      for (const job of await failedJobs(match, Number.MAX_SAFE_INTEGER)) {
+      for (const job of await failedJobs(queue, replayMatch(target), Number.MAX_SAFE_INTEGER)) {
         try {
           await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
           replayed++;

@@ -1,10 +1,11 @@
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
-import type { DeadLetter, Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { isQueuedDelivery, jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
 import { deadLetterOf, isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
+import { pgBossStatus } from './pg-boss-status';
 import { startPgBossWorker } from './pg-boss-worker';
 
 export interface PgBossInboxOptions {
@@ -143,30 +144,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       }
       return replayed;
     },
-    async status(): Promise<InboxStatus> {
-      const b = await boss();
-      // Counted now, not pg-boss's queue cache (refreshed by its monitor, so seconds behind).
-      const { rows } = await b.getDb().executeSql(
-        `SELECT count(*) FILTER (WHERE name = $1 AND state < 'active') AS waiting,
-                count(*) FILTER (WHERE name = $1 AND state = 'active') AS active,
-                count(*) FILTER (WHERE name = $2 AND state < 'active') AS dead,
-                min(created_on) FILTER (WHERE name = $1 AND state < 'active') AS oldest
-           FROM ${schema}.job WHERE name IN ($1, $2)`,
-        [name, dead],
-      );
-      const row = (rows[0] ?? {}) as {
-        waiting?: string;
-        active?: string;
-        dead?: string;
-        oldest?: Date | null;
-      };
-      return {
-        waiting: Number(row.waiting ?? 0),
-        active: Number(row.active ?? 0),
-        dead: Number(row.dead ?? 0),
-        oldestAgeMs: row.oldest == null ? null : Math.max(0, Date.now() - new Date(row.oldest).getTime()),
-      };
-    },
+    status: async () => pgBossStatus(await boss(), schema, name, dead),
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
       if (owned && ready !== undefined)
