@@ -15,6 +15,8 @@ export default defineConfig({
     'metrics/index': 'lib/metrics/index.ts',
     'redis/index': 'lib/redis/index.ts',
     'postgres/index': 'lib/postgres/index.ts',
+    'bullmq/index': 'lib/bullmq/index.ts',
+    'pg-boss/index': 'lib/pg-boss/index.ts',
     'cli/index': 'lib/cli/index.ts',
     'cli/bin': 'lib/cli/bin.ts',
   },

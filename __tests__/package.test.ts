@@ -50,7 +50,17 @@ describe('the packed tarball', () => {
     expect(files.filter((file) => !shipped.test(file))).toEqual([]);
     for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md']) expect(files).toContain(`package/${file}`);
     expect(files).toContain('package/dist/index.d.ts');
-    for (const entry of ['', 'testing/', 'emulator/', 'console/', 'metrics/', 'redis/', 'postgres/'])
+    for (const entry of [
+      '',
+      'testing/',
+      'emulator/',
+      'console/',
+      'metrics/',
+      'redis/',
+      'postgres/',
+      'bullmq/',
+      'pg-boss/',
+    ])
       expect(files).toContain(`package/dist/${entry}index.d.ts`);
   });
 
@@ -60,7 +70,18 @@ describe('the packed tarball', () => {
     mkdirSync(unpacked, { recursive: true });
     run('tar', ['-xzf', tarball, '-C', unpacked], work);
     const compiled = [...files].filter((file) => /^package\/dist\/.*\.js$/.test(file));
-    for (const entry of ['', 'testing/', 'emulator/', 'console/', 'metrics/', 'redis/', 'postgres/', 'cli/'])
+    for (const entry of [
+      '',
+      'testing/',
+      'emulator/',
+      'console/',
+      'metrics/',
+      'redis/',
+      'postgres/',
+      'bullmq/',
+      'pg-boss/',
+      'cli/',
+    ])
       expect(compiled).toContain(`package/dist/${entry}index.js`);
     // Bundled: a few files, not one per source module.
     expect(compiled.length).toBeLessThan(40);
@@ -108,7 +129,7 @@ describe('the packed tarball', () => {
     expect(stack).toMatch(/package\/lib\/core\/resolve-receiver-options\.ts:\d+:\d+/);
   }, 60_000);
 
-  it('loads neither the cloudevents SDK, supertest, express nor (until an SDK registers) OpenTelemetry from the main entry, the test kit, the emulator or the CLI', () => {
+  it('loads neither the cloudevents SDK, supertest, express, the queue engines nor (until an SDK registers) OpenTelemetry from the main entry, the test kit, the emulator or the CLI', () => {
     const unpacked = path.join(work, 'unpacked-require');
     mkdirSync(unpacked, { recursive: true });
     run('tar', ['-xzf', tarball, '-C', unpacked], work);
@@ -132,7 +153,7 @@ describe('the packed tarball', () => {
       expect({
         entry,
         loaded: loaded.filter((name) =>
-          ['cloudevents', 'supertest', 'express', '@opentelemetry/api'].includes(name),
+          ['cloudevents', 'supertest', 'express', '@opentelemetry/api', 'bullmq', 'pg-boss'].includes(name),
         ),
       }).toEqual({ entry, loaded: [] });
     }
@@ -278,6 +299,49 @@ export = app;
         contract: 'function',
       });
     }
+  }, 180_000);
+
+  it('loads service-webhooks/bullmq and /pg-boss by require and by import, the engines only when used', () => {
+    const dir = app('inbox-app', { type: 'commonjs' }, ['bullmq@6', 'pg-boss@12']);
+    // The option check needs no engine; a Queue check loads bullmq; a first call loads pg-boss (an ES
+    // module, by require on Node >= 22.12) and meets the closed port.
+    const use = `const seen = [];
+      try { bullmqInbox({}); } catch (e) { seen.push(e.name); }
+      try { bullmqInbox({ queue: {} }); } catch (e) { seen.push(e.message.includes("queue must be a Queue from 'bullmq'")); }
+      const inbox = pgBossInbox({ connectionString: 'postgres://postgres@127.0.0.1:1/none' });
+      inbox.status().catch((e) => seen.push(e.code ?? e.message)).then(() => console.log(JSON.stringify(seen)));`;
+    const required = run(
+      'node',
+      [
+        '-e',
+        `const { bullmqInbox } = require('service-webhooks/bullmq'); const { pgBossInbox } = require('service-webhooks/pg-boss'); ${use}`,
+      ],
+      dir,
+    );
+    const imported = run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `import { bullmqInbox } from 'service-webhooks/bullmq'; import { pgBossInbox } from 'service-webhooks/pg-boss'; ${use}`,
+      ],
+      dir,
+    );
+    for (const text of [required, imported])
+      expect(JSON.parse(text)).toEqual(['OptionsError', true, 'ECONNREFUSED']);
+    // Without the optional peers: the subpaths load, and say what to install once an engine is needed.
+    const bare = app('inbox-bare-app', { type: 'commonjs' }, []);
+    const missing = run(
+      'node',
+      [
+        '-e',
+        `const { bullmqInbox } = require('service-webhooks/bullmq'); try { bullmqInbox({ queue: {} }); } catch (e) { console.log(e.message); }`,
+      ],
+      bare,
+    );
+    expect(missing).toMatch(
+      /\[service-webhooks\] bullmqInbox: could not load 'bullmq'; install it \(npm install bullmq@6\)/,
+    );
   }, 180_000);
 
   it('works from import in an ESM TypeScript app, types included', () => {

@@ -4,6 +4,7 @@
 //   npm run bench -- --cold-start    import time of the main entry against @octokit/webhooks
 //   npm run bench -- --instructions  instructions per request under callgrind, ours vs octokit
 //   npm run bench -- --rounds 5 --seconds 5
+//   node .bench-build/bench/inbox-bench.js   sync vs the durable inbox only (after npm run bench built it)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -174,6 +175,15 @@ async function main(): Promise<void> {
     `MemoryStore at its cap: claim + markDone ${fmt(atCap, 2)} µs (goal ≤ 2) ${atCap <= 2 ? 'met' : 'NOT met'}; ${fmt(perEntry)} bytes/entry (goal ≤ 350) ${perEntry <= 350 ? 'met' : 'NOT met'}`,
   );
   met &&= atCap <= 2 && perEntry <= 350;
+  // Sync mode against the durable inbox on each engine (bench/inbox-bench.ts): figures, no goal.
+  const inboxRows = JSON.parse(
+    execFileSync(process.execPath, [path.join(__dirname, 'inbox-bench.js'), '--json'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    }),
+  ) as Record<string, number | string>[];
+  console.log('\nsync vs durable inbox, a 20 ms handler, 32 connections:');
+  console.table(inboxRows);
   const coldStartMet = coldStartReport();
   met &&= coldStartMet;
   process.exitCode = met ? 0 : 1;

@@ -92,3 +92,14 @@ export {
   type ClientCertificateVerifier,
   type MtlsOptions,
 } from './mtls';
+export type {
+  DeadLetter,
+  Inbox,
+  InboxBackoff,
+  InboxStatus,
+  InboxWorker,
+  InboxWorkerOptions,
+  JobRecord,
+  ReplayFilter,
+} from './inbox/inbox';
+export type { QueuedDelivery } from './inbox/queued-delivery';

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { processContext, type CliContext } from './cli-context';
 import { emulatorCommand } from './commands/emulator-command';
 import { eventsCommand, resendCommand } from './commands/events-command';
+import { inboxCommand } from './commands/inbox-command';
 import { listenCommand } from './commands/listen-command';
 import { signCommand } from './commands/sign-command';
 import { triggerCommand } from './commands/trigger-command';
@@ -33,6 +34,7 @@ export function buildProgram(ctx: CliContext): Command {
     eventsCommand(ctx),
     webhooksCommand(ctx),
     signCommand(ctx),
+    inboxCommand(ctx),
   ])
     program.addCommand(command);
   const configure = (command: Command) => {

@@ -17,7 +17,7 @@ export function problemAnswer(problem: HttpProblem): Answer {
 export function eventAnswer(
   id: string,
   type: string,
-  status: 'processed' | 'unhandled' | 'duplicate' | 'stale',
+  status: 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'queued',
 ): Answer {
   return {
     status: 200,

@@ -4,6 +4,7 @@ import type { Layout } from '../events/webhook-event';
 export type DeliveryOutcome =
   | 'handshake'
   | 'processed'
+  | 'queued'
   | 'unhandled'
   | 'duplicate'
   /** Older than its entity's newest processed event: acknowledged without running its ordered handlers. */

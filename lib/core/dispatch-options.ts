@@ -1,5 +1,6 @@
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { MemoryStore } from '../idempotency/memory-store';
+import type { Inbox } from '../inbox/inbox';
 import type { Logger } from '../logger';
 import { OptionsError } from '../options-error';
 
@@ -30,6 +31,14 @@ export interface DispatchEventOptions {
   storeTimeoutMs?: number;
   /** Where failures are logged. Defaults to the console. */
   logger?: Logger | false;
+  /**
+   * A durable queue (`bullmqInbox()`, `pgBossInbox()`): each new event is enqueued and answered
+   * `200 {"status":"queued"}` once the queue holds it, and workers started with
+   * `inbox.startWorker(router)` run the handlers, with retries and dead letters. An enqueue that fails
+   * or takes longer than `storeTimeoutMs` is answered 503 + `Retry-After`. Defaults to none: the
+   * handlers run inside the request.
+   */
+  inbox?: Inbox;
 }
 
 export const DISPATCH_OPTION_KEYS = [
@@ -41,6 +50,7 @@ export const DISPATCH_OPTION_KEYS = [
   'retryAfterSeconds',
   'storeTimeoutMs',
   'logger',
+  'inbox',
 ] as const;
 
 export interface ResolvedDispatchOptions {
@@ -52,6 +62,7 @@ export interface ResolvedDispatchOptions {
   retryAfter: string;
   scope: string;
   store: IdempotencyStore | false;
+  inbox: Inbox | undefined;
 }
 
 const SEVEN_HOURS = 7 * 60 * 60 * 1000;
@@ -86,6 +97,23 @@ function checkStore(store: unknown, where: string): IdempotencyStore | false {
   return store as IdempotencyStore;
 }
 
+function checkInbox(inbox: unknown, where: string): Inbox | undefined {
+  if (inbox === undefined) return undefined;
+  const methods = ['enqueue', 'startWorker', 'deadLetters', 'replay'] as const;
+  if (
+    typeof inbox !== 'object' ||
+    inbox === null ||
+    methods.some((m) => typeof (inbox as Record<string, unknown>)[m] !== 'function')
+  ) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      "inbox must be an Inbox: bullmqInbox({ connection }) from 'service-webhooks/bullmq' or pgBossInbox({ connectionString }) from 'service-webhooks/pg-boss'",
+    );
+  }
+  return inbox as Inbox;
+}
+
 /** Checks and completes the options once, at construction. */
 export function resolveDispatchOptions(
   options: DispatchEventOptions,
@@ -111,5 +139,6 @@ export function resolveDispatchOptions(
     options.idempotency === undefined ? new MemoryStore({ logger: options.logger }) : options.idempotency,
     where,
   );
-  return { timeoutMs, leaseMs, retentionMs, storeTimeoutMs, retryAfter, scope, store };
+  const inbox = checkInbox(options.inbox, where);
+  return { timeoutMs, leaseMs, retentionMs, storeTimeoutMs, retryAfter, scope, store, inbox };
 }

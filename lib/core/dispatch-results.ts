@@ -49,6 +49,16 @@ export function dispatchResults(retryAfter: string) {
           'Another event of the same entity is being processed; retry later.',
         ),
       ),
+    inboxUnavailable: () =>
+      problem(
+        'store-unavailable',
+        later(
+          503,
+          'inbox-unavailable',
+          'Service Unavailable',
+          'The receiver cannot queue this event right now; retry later.',
+        ),
+      ),
     storeUnavailable: () =>
       problem(
         'store-unavailable',
@@ -95,7 +105,7 @@ export function dispatchResults(retryAfter: string) {
       ),
     acknowledged: (
       event: AnyWebhookEvent,
-      status: 'processed' | 'unhandled' | 'duplicate' | 'stale',
+      status: 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'queued',
       handlerMs: number | null,
       ordering?: 'newest' | 'stale',
     ): DispatchResult => ({

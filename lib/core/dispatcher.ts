@@ -13,6 +13,7 @@ import { idempotencyKey } from '../idempotency/store-keys';
 import type { RateLimitedLog } from './rate-limited-log';
 import { orderingGuard, type GuardedRun } from './ordering-guard';
 import { runHandlers, type Outcome } from './run-handlers';
+import { enqueueDelivery } from './enqueue-delivery';
 
 export type { DispatchResult };
 
@@ -113,6 +114,15 @@ export function createDispatcher(
       }
     }
 
+    if (options.inbox !== undefined) {
+      const queued = enqueueDelivery(options.inbox, key, event, header, options.storeTimeoutMs, log);
+      const settled = queued.then((outcome) =>
+        store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
+      );
+      running.set(key, { eventId: event.id, done: settled });
+      const outcome = await settled.finally(() => running.delete(key));
+      return outcome.ok ? results.acknowledged(event, 'queued', null) : results.inboxUnavailable();
+    }
     const matched = router.match(event.type);
     const { handlers, handled } = matched;
     const ctx = new DeliveryContext(header, log);

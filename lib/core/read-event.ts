@@ -39,7 +39,7 @@ function invalidEventProblem(error: InvalidEventError): HttpProblem {
   });
 }
 
-function decodeBase64Data(base64: string): unknown {
+export function decodeBase64Data(base64: string): unknown {
   const text = decodeUtf8(Buffer.from(base64, 'base64'), 'data_base64');
   try {
     // The same parse as the body's: prototype keys dropped.

@@ -1,3 +1,4 @@
+import { maxmemoryPolicyWarning } from './durability-warnings';
 import { checkOptionKeys } from '../check-option-keys';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
 import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
@@ -195,11 +196,8 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
       : reply instanceof Map
         ? reply.get('maxmemory-policy')
         : (reply as Record<string, unknown> | null)?.['maxmemory-policy'];
-    if (typeof policy !== 'string' || policy === 'noeviction') return;
-    this.#log.warn(
-      { maxmemoryPolicy: policy },
-      `RedisStore: the server's maxmemory-policy is ${policy}, which can evict the keys that remember processed events (each has a TTL), and an evicted event runs again. Set maxmemory-policy noeviction, or give the store a Redis of its own`,
-    );
+    const warning = typeof policy === 'string' ? maxmemoryPolicyWarning(policy, 'RedisStore') : undefined;
+    if (warning !== undefined) this.#log.warn({ maxmemoryPolicy: policy }, warning);
   }
 
   /** Loads the scripts once; a failure is forgotten, so the next call tries again. */

@@ -1,0 +1,113 @@
+import { createEventRouter, type Inbox } from '../lib';
+import { idempotencyKey } from '../lib/idempotency/store-keys';
+import { queuedDelivery } from '../lib/inbox/queued-delivery';
+import { normalizeEvent } from '../lib/events/normalize-event';
+import { buildEvent } from '../lib/testing';
+import { builtPackage, type BuiltPackage } from './support/built-package';
+import { runCli } from './support/cli-process';
+import { ENGINES, eventually, type EngineServer } from './support/inbox-engines';
+
+let built: BuiltPackage;
+beforeAll(async () => {
+  built = await builtPackage();
+}, 180_000);
+
+/** Runs the built bin to its end. */
+async function run(...args: string[]) {
+  const cli = runCli(built.bin, args, built.env);
+  const code = await cli.exited;
+  return { code, stdout: cli.stdout.join('\n'), stderr: cli.stderr.join('\n') };
+}
+
+/** Queues one event as the receiver would. */
+async function enqueue(inbox: Inbox, id: string) {
+  const envelope = buildEvent('ag.access_pass.issued', {}, { id });
+  const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
+  await inbox.enqueue(queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null));
+}
+
+describe.each(ENGINES)('service-webhooks inbox on $name', (engine) => {
+  engine.describeWith(engine.name, () => {
+    let server: EngineServer;
+    beforeAll(async () => {
+      server = await engine.start();
+    }, 60_000);
+    afterAll(async () => server?.close());
+
+    it('shows the status and the dead letters, and replays one event, once', async () => {
+      const name = `cli-${process.pid}`;
+      const inbox = server.inbox(name);
+      let broken = true;
+      const runs: string[] = [];
+      const worker = await inbox.startWorker(
+        createEventRouter().onAny((event) => {
+          runs.push(event.id);
+          if (broken) throw new Error('the CRM is down');
+        }),
+        { attempts: 1, logger: false },
+      );
+      try {
+        await enqueue(inbox, 'evt_cli_dead');
+        await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+        const url = ['--url', server.url, '--name', name];
+
+        const status = await run('inbox', 'status', ...url);
+        expect(status).toMatchObject({ code: 0, stderr: '' });
+        expect(status.stdout).toMatch(
+          new RegExp(`^${engine.name}: 0 waiting, 0 running, 1 dead letters, oldest waiting none$`),
+        );
+
+        const dead = await run('inbox', 'dead-letters', ...url, '--json');
+        expect(dead.code).toBe(0);
+        expect(JSON.parse(dead.stdout)).toMatchObject([
+          {
+            attempts: 1,
+            lastError: expect.stringMatching(/the CRM is down/),
+            delivery: { id: 'evt_cli_dead' },
+          },
+        ]);
+        expect((await run('inbox', 'dead-letters', ...url)).stdout).toMatch(
+          /^evt_cli_dead {2}ag\.access_pass\.issued {2}1 attempts {2}failed \S+ {2}Error: the CRM is down/,
+        );
+
+        broken = false;
+        expect(await run('inbox', 'replay', 'evt_cli_dead', ...url)).toMatchObject({
+          code: 0,
+          stdout: 'replayed 1 dead letter',
+        });
+        expect(await run('inbox', 'replay', 'evt_cli_dead', ...url)).toMatchObject({
+          code: 0,
+          stdout: 'replayed 0 dead letters',
+        });
+        await eventually('the replayed event ran', () => runs.length === 2);
+        expect((await run('inbox', 'dead-letters', ...url)).stdout).toBe('no dead letters');
+      } finally {
+        await worker.close();
+        await inbox.close();
+      }
+    }, 60_000);
+  });
+});
+
+describe('service-webhooks inbox, called wrong', () => {
+  it.each([
+    [['inbox', 'status'], /give the queue as --url redis:\/\/… or --url postgres:\/\//],
+    [
+      ['inbox', 'status', '--url', 'mysql://db'],
+      /--url must start redis:\/\/, rediss:\/\/, postgres:\/\/ or postgresql:\/\//,
+    ],
+    [['inbox', 'replay', '--url', 'redis://127.0.0.1:1'], /give an event id, or --type \/ --since, or --all/],
+    [
+      ['inbox', 'dead-letters', '--url', 'redis://127.0.0.1:1', '--limit', '0'],
+      /--limit must be a whole number/,
+    ],
+    [
+      ['inbox', 'replay', '--since', 'yesterday', '--url', 'redis://127.0.0.1:1'],
+      /--since must be a duration/,
+    ],
+  ])('%j exits 2, saying what to type', async (args, message) => {
+    const result = await run(...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+});

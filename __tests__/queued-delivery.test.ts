@@ -1,0 +1,52 @@
+import { idempotencyKey } from '../lib/idempotency/store-keys';
+import { normalizeEvent } from '../lib/events/normalize-event';
+import { isQueuedDelivery, jobIdFor, queuedDelivery } from '../lib/inbox/queued-delivery';
+import { buildEvent } from '../lib/testing';
+
+const envelope = buildEvent('ag.access_pass.issued', {}, { id: 'evt_q' });
+const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('queuedDelivery', () => {
+  it('keeps the envelope as received and the headers ctx.header reads, never a credential', () => {
+    const headers: Record<string, string> = {
+      authorization: 'Bearer whsk_secret',
+      cookie: 'session=1',
+      'x-forwarded-client-cert': 'Hash=abc',
+      'user-agent': 'Service-Webhooks/1.0',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    };
+    const queued = queuedDelivery('k', event, (name) => headers[name], null);
+    expect(queued).toMatchObject({ key: 'k', id: 'evt_q', type: 'ag.access_pass.issued', envelope });
+    expect(queued.headers).toEqual({
+      'user-agent': 'Service-Webhooks/1.0',
+      traceparent: headers.traceparent,
+    });
+    expect(JSON.stringify(queued)).not.toMatch(/whsk_secret|session=1|Hash=abc/);
+    // Without a delivery span, the request's own traceparent is what the job links to.
+    expect(queued.traceparent).toBe(headers.traceparent);
+    expect(isQueuedDelivery(JSON.parse(JSON.stringify(queued)))).toBe(true);
+  });
+
+  it.each([null, 'x', {}, { key: 'k', id: 'i', type: 't' }, { key: 1, id: 'i', type: 't', envelope: {} }])(
+    'does not take %p for a queued delivery',
+    (value) => expect(isQueuedDelivery(value)).toBe(false),
+  );
+});
+
+describe('jobIdFor', () => {
+  it('is a UUID PostgreSQL accepts, the same for the same key and apart for others', () => {
+    const keys = [
+      '',
+      'k',
+      idempotencyKey('', '/service/x', 'evt_1'),
+      idempotencyKey('', '/service/x', 'evt_2'),
+      'sha256:abc',
+    ];
+    const ids = keys.map(jobIdFor);
+    for (const id of ids) expect(id).toMatch(UUID);
+    expect(new Set(ids).size).toBe(keys.length);
+    expect(keys.map(jobIdFor)).toEqual(ids);
+    expect(ids.some((id) => id.includes(':'))).toBe(false);
+  });
+});

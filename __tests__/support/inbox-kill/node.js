@@ -1,0 +1,125 @@
+// One process of the inbox kill test (run by run-kill-proof.ts): a receiver (ROLE=receiver) that
+// enqueues into the inbox, or a worker (ROLE=worker) that runs the handlers. Plain JavaScript over
+// the built package, as a user's app runs it.
+'use strict';
+const { appendFileSync, existsSync } = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { createHash } = require('node:crypto');
+
+const env = (name) => {
+  const value = process.env[name];
+  if (value === undefined) throw new Error(`inbox-kill/node.js needs ${name}`);
+  return value;
+};
+// The built package by its path: inside this repository its own name would resolve to ./dist.
+const pkg = env('SW_PKG');
+const sub = (name) => require(path.join(pkg, 'dist', name, 'index.js'));
+const { createEventRouter, createNodeHandler } = require(pkg);
+const role = env('ROLE');
+const engine = env('ENGINE');
+const url = env('URL');
+const dir = env('LEDGER_DIR');
+const seed = env('SEED');
+const failRate = Number(env('FAIL_RATE'));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const hang = (what) => {
+  process.stdout.write(`HANG ${what}\n`);
+  return new Promise(() => undefined);
+};
+/** A number in [0, 1) from the seed and the words: the same run decides the same way. */
+const roll = (...words) =>
+  createHash('sha256')
+    .update([seed, ...words].join('|'))
+    .digest()
+    .readUInt32BE(0) /
+  2 ** 32;
+
+async function open() {
+  if (engine === 'bullmq') {
+    const { bullmqInbox } = sub('bullmq');
+    const { RedisStore } = sub('redis');
+    const Redis = require('ioredis');
+    const client = new Redis(url, { maxRetriesPerRequest: 1 });
+    client.on('error', () => undefined);
+    const store = new RedisStore({ sendCommand: (c, ...a) => client.call(c, ...a), logger: false });
+    return {
+      inbox: bullmqInbox({ connection: url, name: env('QUEUE'), lockDurationMs: 2000, logger: false }),
+      store,
+    };
+  }
+  const { pgBossInbox } = sub('pg-boss');
+  const { PostgresStore } = sub('postgres');
+  const { PgBoss } = require('pg-boss');
+  const { Pool } = require('pg');
+  const pool = new Pool({ connectionString: url, max: 6 });
+  pool.on('error', () => undefined);
+  const store = new PostgresStore({ pool });
+  await store.setup();
+  // A boss of our own, so a killed worker's job is taken back within seconds, not pg-boss's minute.
+  const boss = new PgBoss({ connectionString: url, superviseIntervalSeconds: 1, max: 6 });
+  boss.on('error', () => undefined);
+  await boss.start();
+  return { inbox: pgBossInbox({ boss, name: env('QUEUE'), expireInSeconds: 3 }), store };
+}
+
+async function receiver({ inbox, store }) {
+  // Killed once mid-enqueue: before the queue heard of the event, and once after it did but before
+  // the answer went out.
+  const wrapped = {
+    ...inbox,
+    async enqueue(delivery) {
+      const marker = (when) => path.join(dir, `killed-${when}-${delivery.id}`);
+      if (delivery.id === 'kill-before-enqueue' && !existsSync(marker('r'))) await hang(delivery.id);
+      await inbox.enqueue(delivery);
+      if (delivery.id === 'kill-after-enqueue' && !existsSync(marker('r'))) await hang(delivery.id);
+    },
+  };
+  const handler = createNodeHandler({
+    bearerTokens: ['tok_kill'],
+    router: createEventRouter(),
+    inbox: wrapped,
+    idempotency: store,
+    // Short, so a killed receiver's claim frees up within the test.
+    timeoutMs: 1000,
+    leaseMs: 3000,
+    storeTimeoutMs: 3000,
+    logger: false,
+  });
+  const server = http.createServer((req, res) => void handler(req, res));
+  await new Promise((resolve) => server.listen(Number(env('PORT')), '127.0.0.1', resolve));
+}
+
+async function worker({ inbox, store }) {
+  const runs = new Map();
+  const ledger = path.join(dir, `effects-${process.pid}.log`);
+  const handle = async (event) => {
+    const run = (runs.get(event.id) ?? 0) + 1;
+    runs.set(event.id, run);
+    if (event.id === 'kill-worker' && !existsSync(path.join(dir, `killed-w-${event.id}`)))
+      await hang(event.id);
+    // Up to 2 s, most much shorter.
+    await sleep(Math.floor(roll(event.id, run, 'time') ** 3 * 2000));
+    if (roll(event.id, run, 'fail') < failRate) throw new Error(`an injected failure (run ${run})`);
+    // The effect, outside the queue: what must happen once per event.
+    appendFileSync(ledger, `${event.id}\n`);
+  };
+  await inbox.startWorker(createEventRouter().onAny(handle), {
+    concurrency: 8,
+    attempts: 4,
+    backoff: { delayMs: 100, maxDelayMs: 400 },
+    idempotency: store,
+    timeoutMs: 5000,
+    logger: false,
+  });
+}
+
+open()
+  .then(async (opened) => {
+    await (role === 'receiver' ? receiver(opened) : worker(opened));
+    process.stdout.write(`READY ${env('NAME')}\n`);
+  })
+  .catch((error) => {
+    process.stderr.write(`${error.stack}\n`);
+    process.exit(1);
+  });

@@ -1,0 +1,226 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { DeadLetter, Inbox } from '../../../lib';
+import { buildEvent, DELIVERY_HEADERS } from '../../../lib/testing';
+import { seeded } from '../seeded';
+import { freePort } from '../server-binary';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A receiver or worker process, restartable, that reports `HANG <id>` when it should be killed. */
+class Proc {
+  child: ChildProcess | undefined;
+  hung: string[] = [];
+  stderr = '';
+  constructor(
+    readonly name: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, [path.join(__dirname, 'node.js')], {
+      env: { ...this.env, NAME: this.name },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    let ready = false;
+    child.stderr?.on('data', (d: Buffer) => void (this.stderr = (this.stderr + d.toString()).slice(-4000)));
+    child.stdout?.on('data', (d: Buffer) => {
+      for (const line of d.toString().split('\n')) {
+        if (line === `READY ${this.name}`) ready = true;
+        if (line.startsWith('HANG ')) this.hung.push(line.slice(5));
+      }
+    });
+    const deadline = Date.now() + 30_000;
+    while (!ready) {
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`${this.name} did not start: ${this.stderr}`);
+      await sleep(20);
+    }
+  }
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (child === undefined || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+export interface KillProofFigures {
+  engine: string;
+  seed: number;
+  events: number;
+  redelivered: number;
+  deliveries: number;
+  answers: Record<string, number>;
+  kills: { receiver: number; worker: number };
+  handledOnce: number;
+  deadLetters: number;
+  /** Events neither handled nor dead: must be none. */
+  lost: string[];
+  /** Events whose effect happened more than once: must be none. */
+  twice: string[];
+  /** Dead letters without a reason: must be none. */
+  deadWithoutReason: string[];
+  seconds: number;
+}
+
+/**
+ * Plays the Service against 2 receiver processes and 2 worker processes on one engine: every event
+ * sent until answered 200, 10% of them sent again after that, handlers failing at random and taking
+ * up to 2 s; a worker SIGKILLed mid-job and a receiver SIGKILLed mid-enqueue (twice: before and after
+ * the queue heard), each restarted. Then every event is handled once or sits in the dead letters.
+ */
+export async function runKillProof(options: {
+  engine: 'bullmq' | 'pg-boss';
+  url: string;
+  env: NodeJS.ProcessEnv;
+  inbox: (queue: string) => Inbox;
+  events?: number;
+  seed?: number;
+}): Promise<KillProofFigures> {
+  const { engine, events = 500, seed = Date.now() % 1_000_000 } = options;
+  const started = Date.now();
+  const random = seeded(seed);
+  const dir = mkdtempSync(path.join(tmpdir(), 'sw-inbox-kill-'));
+  const queue = `kill-${engine}-${seed}`;
+  const base = {
+    ...options.env,
+    ENGINE: engine,
+    URL: options.url,
+    LEDGER_DIR: dir,
+    SEED: String(seed),
+    QUEUE: queue,
+    FAIL_RATE: '0.3',
+  };
+  const receivers = await Promise.all(['r1', 'r2'].map(async (name) => ({ port: await freePort(), name })));
+  const procs = [
+    ...receivers.map((r) => new Proc(r.name, { ...base, ROLE: 'receiver', PORT: String(r.port) })),
+    ...['w1', 'w2'].map((name) => new Proc(name, { ...base, ROLE: 'worker' })),
+  ];
+  const figures: KillProofFigures = {
+    engine,
+    seed,
+    events,
+    redelivered: 0,
+    deliveries: 0,
+    answers: {},
+    kills: { receiver: 0, worker: 0 },
+    handledOnce: 0,
+    deadLetters: 0,
+    lost: [],
+    twice: [],
+    deadWithoutReason: [],
+    seconds: 0,
+  };
+  const inbox = options.inbox(queue);
+  try {
+    await Promise.all(procs.map((p) => p.start()));
+    // The killer: a process that says HANG is killed and restarted, once per marker.
+    let watching = true;
+    const killer = (async () => {
+      while (watching) {
+        for (const p of procs) {
+          const id = p.hung.shift();
+          if (id === undefined) continue;
+          const who = p.name.startsWith('r') ? 'r' : 'w';
+          writeFileSync(path.join(dir, `killed-${who}-${id}`), '');
+          await p.kill();
+          figures.kills[who === 'r' ? 'receiver' : 'worker']++;
+          await p.start();
+        }
+        await sleep(20);
+      }
+    })();
+
+    const ids = Array.from({ length: events }, (_, i) => `evt_${seed}_${i}`);
+    ids.splice(17, 1, 'kill-worker');
+    ids.splice(40, 1, 'kill-before-enqueue');
+    ids.splice(90, 1, 'kill-after-enqueue');
+    const bodies = new Map(
+      ids.map((id) => [id, JSON.stringify(buildEvent('ag.hid_org.created', {}, { id }))]),
+    );
+    /** One delivery as the Service makes it: retried until 200, for at most 60 s. */
+    const deliver = async (id: string) => {
+      const deadline = Date.now() + 60_000;
+      for (let attempt = 1; Date.now() < deadline; attempt++) {
+        const target = receivers[Math.floor(random() * receivers.length)] ?? receivers[0]!;
+        figures.deliveries++;
+        let key: string;
+        try {
+          const res = await fetch(`http://127.0.0.1:${target.port}/`, {
+            method: 'POST',
+            headers: {
+              ...DELIVERY_HEADERS,
+              authorization: 'Bearer tok_kill',
+              'x-service-webhook-attempt': String(attempt),
+            },
+            body: bodies.get(id),
+            signal: AbortSignal.timeout(5_000),
+          });
+          const text = await res.text();
+          key =
+            res.status === 200
+              ? `200 ${(JSON.parse(text) as { status: string }).status}`
+              : String(res.status);
+          if (res.status === 200) {
+            figures.answers[key] = (figures.answers[key] ?? 0) + 1;
+            return;
+          }
+        } catch {
+          key = 'no answer';
+        }
+        figures.answers[key] = (figures.answers[key] ?? 0) + 1;
+        await sleep(100 + Math.floor(random() * 200));
+      }
+      throw new Error(`${id} was never acknowledged`);
+    };
+    // 16 deliveries in flight, as a busy sender's would be.
+    const pending = [...ids];
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let id = pending.shift(); id !== undefined; id = pending.shift()) {
+          await deliver(id);
+          if (random() < 0.1) {
+            figures.redelivered++;
+            await deliver(id);
+          }
+        }
+      }),
+    );
+    // Until every event is settled (handled or dead) and the queue is empty: bounded.
+    const effects = () => {
+      const counts = new Map<string, number>();
+      for (const file of readdirSync(dir).filter((f) => f.startsWith('effects-')))
+        for (const id of readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean))
+          counts.set(id, (counts.get(id) ?? 0) + 1);
+      return counts;
+    };
+    let dead: DeadLetter[] = [];
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const status = await inbox.status();
+      dead = await inbox.deadLetters({ limit: events });
+      const settled = effects().size + dead.length;
+      if ((status.waiting === 0 && status.active === 0 && settled >= events) || Date.now() > deadline) break;
+      await sleep(250);
+    }
+    watching = false;
+    await killer;
+    const counts = effects();
+    const deadIds = new Set(dead.map((d) => d.delivery.id));
+    figures.handledOnce = [...counts.values()].filter((n) => n === 1).length;
+    figures.twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+    figures.deadLetters = dead.length;
+    figures.lost = ids.filter((id) => !counts.has(id) && !deadIds.has(id));
+    figures.deadWithoutReason = dead.filter((d) => !d.lastError || d.attempts < 1).map((d) => d.delivery.id);
+    figures.seconds = Math.round((Date.now() - started) / 1000);
+    return figures;
+  } finally {
+    await Promise.allSettled(procs.map((p) => p.kill()));
+    await inbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

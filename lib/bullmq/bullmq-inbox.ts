@@ -1,0 +1,143 @@
+import type { ConnectionOptions, Queue } from 'bullmq';
+import { checkOptionKeys } from '../check-option-keys';
+import type { EventRouter } from '../events/event-router';
+import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import { jobIdFor } from '../inbox/queued-delivery';
+import { deadLetterOf, failedJobs, replayMatch } from './bullmq-dead-letters';
+import { rateLimitedLog } from '../core/rate-limited-log';
+import { resolveLogger, type Logger } from '../logger';
+import { OptionsError } from '../options-error';
+import { checkRedisDurability } from './check-redis-durability';
+import { loadBullmq } from './load-bullmq';
+import { redisConnection } from './redis-connection';
+import { startBullmqWorker } from './bullmq-worker';
+
+/** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
+export interface BullmqInboxOptions {
+  /** Where the queue lives: ioredis options, an ioredis client, or a `redis://` URL. Give this or `queue`. */
+  connection?: ConnectionOptions | string;
+  /** A BullMQ `Queue` you made (its name and connection are used). Give this or `connection`. */
+  queue?: Queue;
+  /** The queue's name (no `:`). Defaults to `'service-webhooks'`, or the given queue's name. */
+  name?: string;
+  /**
+   * How long a worker's hold on a job lasts without renewal (a killed worker's job runs again after
+   * it). Defaults to `30_000` ms, BullMQ's own.
+   */
+  lockDurationMs?: number;
+  /** Where the Redis settings warnings go. Defaults to the console. */
+  logger?: Logger | false;
+}
+
+const KEYS = ['connection', 'queue', 'name', 'lockDurationMs', 'logger'];
+const WHERE = 'bullmqInbox';
+/** Completed jobs kept this long, past the Service's 6-hour retries, then trimmed. */
+const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
+
+/**
+ * An {@link Inbox} on BullMQ: enqueued jobs are acknowledged by Redis (warned about once when its
+ * `appendonly` or `maxmemory-policy` can lose them), run by `startWorker` with retries; exhausted
+ * jobs stay in BullMQ's failed set, which is the dead letters.
+ */
+export function bullmqInbox(options: BullmqInboxOptions): Inbox {
+  if (typeof options !== 'object' || options === null)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'takes options: bullmqInbox({ connection }) or bullmqInbox({ queue })',
+    );
+  checkOptionKeys(options, KEYS, WHERE);
+  if ((options.connection === undefined) === (options.queue === undefined))
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'give exactly one of connection (ioredis options, a client or a redis:// URL) or queue (a BullMQ Queue)',
+    );
+  if (options.queue !== undefined && !(options.queue instanceof loadBullmq().Queue))
+    throw new OptionsError('ERR_SW_OPTION', WHERE, "queue must be a Queue from 'bullmq'");
+  const name = options.name ?? options.queue?.name ?? 'service-webhooks';
+  if (typeof name !== 'string' || name === '' || name.includes(':'))
+    throw new OptionsError(
+      'ERR_SW_NAME',
+      WHERE,
+      `name must be a non-empty string without ":" (got ${String(name)})`,
+    );
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  if (!Number.isSafeInteger(lockDuration) || lockDuration < 1000)
+    throw new OptionsError(
+      'ERR_SW_TIMEOUT',
+      WHERE,
+      'lockDurationMs must be a whole number of milliseconds ≥ 1000',
+    );
+  const log = resolveLogger(options.logger, WHERE);
+  const warn = rateLimitedLog(log);
+  const connection =
+    options.queue?.opts.connection ?? redisConnection(options.connection as ConnectionOptions | string);
+  const owned = options.queue === undefined;
+  const queue = options.queue ?? new (loadBullmq().Queue)(name, { connection });
+  // Without a listener BullMQ prints every reconnection error; ours go to the logger, rate-limited.
+  if (owned)
+    queue.on('error', (error) =>
+      warn('error', 'bullmq-queue', { err: error }, 'the BullMQ queue reported an error'),
+    );
+  // Read once, at the first enqueue: the settings matter to what the receiver acknowledges.
+  let checked: Promise<void> | undefined;
+  const workers = new Set<{ close(): Promise<void> }>();
+
+  return {
+    engine: 'bullmq',
+    name,
+    async enqueue(delivery) {
+      checked ??= checkRedisDurability(queue, log);
+      // A job id that exists already makes add() a no-op: a redelivery never enqueues twice.
+      await queue.add(delivery.type, delivery, {
+        jobId: jobIdFor(delivery.key),
+        // The worker decides when a job is exhausted (its own attempts); BullMQ only schedules tries.
+        attempts: Number.MAX_SAFE_INTEGER,
+        backoff: { type: 'service-webhooks' },
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: false,
+      });
+    },
+    async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
+      const worker = await startBullmqWorker(name, connection, lockDuration, router, workerOptions);
+      workers.add(worker);
+      return { close: () => worker.close().finally(() => workers.delete(worker)) };
+    },
+    async deadLetters(filter = {}) {
+      const limit = filter.limit ?? 100;
+      const jobs = await failedJobs(queue, (d) => filter.type === undefined || d.type === filter.type, limit);
+      return jobs.map(deadLetterOf);
+    },
+    async replay(target: string | ReplayFilter) {
+      let replayed = 0;
+      for (const job of await failedJobs(queue, replayMatch(target), Number.MAX_SAFE_INTEGER)) {
+        try {
+          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+          replayed++;
+        } catch {
+          // Replayed by someone else meanwhile (no longer failed): replay is idempotent.
+        }
+      }
+      return replayed;
+    },
+    async status(): Promise<InboxStatus> {
+      const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');
+      const oldest = await queue.getJobs(['wait', 'prioritized'], 0, 0, true);
+      const times = oldest.map((j) => j.timestamp).filter((t) => Number.isFinite(t));
+      return {
+        waiting: (counts.wait ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0),
+        active: counts.active ?? 0,
+        dead: counts.failed ?? 0,
+        oldestAgeMs: times.length === 0 ? null : Math.max(0, Date.now() - Math.min(...times)),
+      };
+    },
+    async close() {
+      await Promise.allSettled([...workers].map((w) => w.close()));
+      // A check still reading would reconnect a closed queue; it is given a moment to finish.
+      if (checked !== undefined)
+        await Promise.race([checked, new Promise((r) => setTimeout(r, 1000).unref())]);
+      if (owned) await queue.close();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import type { ConnectionOptions, Job } from 'bullmq';
+import { inboxWorkerCore } from '../core/inbox-worker-core';
+import type { EventRouter } from '../events/event-router';
+import type { InboxWorkerOptions } from '../inbox/inbox';
+import type { QueuedDelivery } from '../inbox/queued-delivery';
+import { loadBullmq } from './load-bullmq';
+
+/** A failed try, carrying the delay the worker chose (BullMQ's backoff strategy reads it). */
+class TryFailed extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
+    super(message);
+    this.name = 'TryFailed';
+  }
+}
+
+/**
+ * A BullMQ Worker running the shared runner: a failed try is retried after the delay the worker's
+ * backoff (or the handler's RetryLater) chose; the last one, or one no retry can help, fails the
+ * job for good (BullMQ's failed set: the dead letters).
+ */
+export async function startBullmqWorker(
+  name: string,
+  connection: ConnectionOptions,
+  lockDuration: number,
+  router: EventRouter,
+  options: InboxWorkerOptions | undefined,
+): Promise<{ close(): Promise<void> }> {
+  const core = inboxWorkerCore(router, options, 'inbox.startWorker');
+  const { UnrecoverableError, Worker } = loadBullmq();
+  const processJob = async (job: Job<QueuedDelivery>) => {
+    const attempt = job.attemptsMade + 1;
+    const next = await core.run(job.data, attempt);
+    if (next.then === 'complete') return next.status;
+    if (next.then === 'dead') throw new UnrecoverableError(next.error);
+    throw new TryFailed(next.error, next.delayMs);
+  };
+  const worker = new Worker<QueuedDelivery>(name, processJob, {
+    connection,
+    concurrency: core.concurrency,
+    lockDuration,
+    // Stalled jobs (a killed worker's) are looked for as often as a lock can run out.
+    stalledInterval: lockDuration,
+    // A job whose worker died is run again rather than failed: its attempts decide, not the crashes.
+    maxStalledCount: core.attempts,
+    settings: {
+      backoffStrategy: (attemptsMade, _type, error) =>
+        error instanceof TryFailed ? error.delayMs : core.delayAfter(attemptsMade, undefined),
+    },
+  });
+  worker.on('error', (error) => core.log.error({ err: error }, 'the BullMQ worker reported an error'));
+  await worker.waitUntilReady();
+  return { close: () => worker.close() };
+}

@@ -1,0 +1,1 @@
+export { bullmqInbox, type BullmqInboxOptions } from './bullmq-inbox';

@@ -1,0 +1,20 @@
+import type * as Bullmq from 'bullmq';
+
+let loaded: typeof Bullmq | undefined;
+
+/**
+ * `bullmq`, on first use, with what to do when it is absent: the CLI shares code with this subpath
+ * and must run without the optional peer installed.
+ */
+export function loadBullmq(): typeof Bullmq {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded when used
+    loaded ??= require('bullmq') as typeof Bullmq;
+  } catch (error) {
+    throw new Error(
+      "[service-webhooks] bullmqInbox: could not load 'bullmq'; install it (npm install bullmq@6) beside service-webhooks",
+      { cause: error },
+    );
+  }
+  return loaded;
+}

@@ -1,0 +1,111 @@
+import { Command } from 'commander';
+import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
+import type { CliContext } from '../cli-context';
+import { UsageError } from '../cli-errors';
+import { openInbox } from '../open-inbox';
+import { parseDuration } from '../parse-duration';
+
+interface QueueFlags {
+  url?: string;
+  name?: string;
+  json?: boolean;
+}
+
+const seconds = (ms: number | null) => (ms === null ? 'none' : `${Math.round(ms / 1000)} s`);
+
+/** Opens the inbox, runs `work`, and always closes it (the connection it opened). */
+async function withInbox<T>(
+  ctx: CliContext,
+  flags: QueueFlags,
+  work: (inbox: Inbox) => Promise<T>,
+): Promise<T> {
+  const inbox = openInbox(flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL, flags.name);
+  try {
+    return await work(inbox);
+  } finally {
+    await inbox.close();
+  }
+}
+
+function deadLetterLine(d: DeadLetter): string {
+  const failed = d.failedAt === null ? '?' : d.failedAt.toISOString();
+  return `${d.delivery.id}  ${d.delivery.type}  ${d.attempts} attempts  failed ${failed}  ${d.lastError ?? ''}`;
+}
+
+const queueOptions = (command: Command) =>
+  command
+    .option(
+      '--url <url>',
+      'the queue: redis://… (BullMQ) or postgres://… (pg-boss) (default: $SERVICE_WEBHOOKS_INBOX_URL)',
+    )
+    .option('--name <name>', "the queue's name (default: service-webhooks)")
+    .option('--json', 'print JSON');
+
+export function inboxCommand(ctx: CliContext): Command {
+  const inbox = new Command('inbox').description(
+    'look into a durable inbox: its depth, its dead letters, and replay them',
+  );
+  inbox.addCommand(
+    queueOptions(
+      new Command('status').description('jobs waiting and running, dead letters, the oldest job’s age'),
+    ).action((flags: QueueFlags) =>
+      withInbox(ctx, flags, async (i) => {
+        const status = await i.status();
+        if (flags.json) return ctx.out.json({ engine: i.engine, ...status });
+        ctx.out.line(
+          `${i.engine}: ${status.waiting} waiting, ${status.active} running, ${status.dead} dead letters, oldest waiting ${seconds(status.oldestAgeMs)}`,
+        );
+      }),
+    ),
+  );
+  inbox.addCommand(
+    queueOptions(new Command('dead-letters').description('the events whose tries ran out, newest first'))
+      .option('--type <type>', 'only events of this type')
+      .option('--limit <n>', 'at most this many (default: 100)')
+      .action((flags: QueueFlags & { type?: string; limit?: string }) => {
+        const limit = flags.limit === undefined ? 100 : Number(flags.limit);
+        if (!Number.isSafeInteger(limit) || limit < 1)
+          throw new UsageError('--limit must be a whole number ≥ 1');
+        return withInbox(ctx, flags, async (i) => {
+          const dead = await i.deadLetters({
+            limit,
+            ...(flags.type === undefined ? {} : { type: flags.type }),
+          });
+          if (flags.json) return ctx.out.json(dead);
+          if (dead.length === 0) return ctx.out.line('no dead letters');
+          for (const d of dead) ctx.out.line(deadLetterLine(d));
+        });
+      }),
+  );
+  inbox.addCommand(
+    queueOptions(
+      new Command('replay').description('put dead letters back in the queue: one event, or by type and age'),
+    )
+      .argument('[eventId]', 'the event to replay')
+      .option('--type <type>', 'replay the dead letters of this type')
+      .option('--since <duration>', 'replay those that failed within this long (90s, 30m, 6h)')
+      .option('--all', 'replay every dead letter')
+      .action(
+        (
+          eventId: string | undefined,
+          flags: QueueFlags & { type?: string; since?: string; all?: boolean },
+        ) => {
+          const filtered = flags.type !== undefined || flags.since !== undefined;
+          if ((eventId !== undefined) === (filtered || flags.all === true))
+            throw new UsageError('give an event id, or --type / --since, or --all');
+          const target: string | ReplayFilter = eventId ?? {
+            ...(flags.type === undefined ? {} : { type: flags.type }),
+            ...(flags.since === undefined
+              ? {}
+              : { since: new Date(Date.now() - parseDuration('--since', flags.since)) }),
+          };
+          return withInbox(ctx, flags, async (i) => {
+            const replayed = await i.replay(target);
+            if (flags.json) return ctx.out.json({ replayed });
+            ctx.out.line(`replayed ${replayed} dead letter${replayed === 1 ? '' : 's'}`);
+          });
+        },
+      ),
+  );
+  return inbox;
+}

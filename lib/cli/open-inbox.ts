@@ -1,0 +1,37 @@
+import type { Inbox } from '../inbox/inbox';
+import { CliFailure, UsageError } from './cli-errors';
+
+/**
+ * The inbox a `--url` names: `redis://` / `rediss://` on BullMQ, `postgres://` / `postgresql://` on
+ * pg-boss. The engine's module is loaded only here, so the CLI runs without either installed.
+ */
+export function openInbox(url: string | undefined, name: string | undefined): Inbox {
+  if (url === undefined || url === '')
+    throw new UsageError(
+      'give the queue as --url redis://… or --url postgres://… (or set SERVICE_WEBHOOKS_INBOX_URL)',
+    );
+  const scheme = /^([a-z]+):\/\//i.exec(url)?.[1]?.toLowerCase();
+  const named = name === undefined ? {} : { name };
+  try {
+    if (scheme === 'redis' || scheme === 'rediss') {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
+      const { bullmqInbox } = require('../bullmq/index') as typeof import('../bullmq/index');
+      return bullmqInbox({ connection: url, logger: false, ...named });
+    }
+    if (scheme === 'postgres' || scheme === 'postgresql') {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
+      const { pgBossInbox } = require('../pg-boss/index') as typeof import('../pg-boss/index');
+      return pgBossInbox({ connectionString: url, ...named });
+    }
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND')
+      throw new CliFailure(
+        `this queue needs ${scheme?.startsWith('redis') ? 'bullmq' : 'pg-boss'}: npm install ${scheme?.startsWith('redis') ? 'bullmq' : 'pg-boss'}`,
+      );
+    throw error;
+  }
+  throw new UsageError(
+    `--url must start redis://, rediss://, postgres:// or postgresql:// (got ${scheme ?? 'no scheme'})`,
+  );
+}

@@ -1,0 +1,38 @@
+import type { AnyWebhookEvent } from '../events/webhook-event';
+import type { Inbox } from '../inbox/inbox';
+import { queuedDelivery } from '../inbox/queued-delivery';
+import type { ResolvedLogger } from '../logger';
+import { activeTraceparent } from '../observability/active-traceparent';
+import type { Outcome } from './run-handlers';
+import { withTimeout } from './with-timeout';
+
+/**
+ * Puts a claimed event in the inbox, bounded by `storeTimeoutMs`, as an outcome the idempotency
+ * claim is settled with: `ok` (the key is done, so a redelivery is answered 200 without a second
+ * enqueue) or not (the claim is released and the Service retries). An enqueue that lands after the
+ * bound is harmless: the job id is the key's, so the retry's enqueue adds nothing. Never rejects.
+ */
+export async function enqueueDelivery(
+  inbox: Inbox,
+  key: string,
+  event: AnyWebhookEvent,
+  header: (name: string) => string | undefined,
+  storeTimeoutMs: number,
+  log: ResolvedLogger,
+): Promise<Outcome> {
+  try {
+    const delivery = queuedDelivery(key, event, header, activeTraceparent());
+    await withTimeout(
+      Promise.resolve().then(() => inbox.enqueue(delivery)),
+      storeTimeoutMs,
+      `the inbox's enqueue (${inbox.engine})`,
+    );
+    return { ok: true };
+  } catch (error) {
+    log.error(
+      { eventId: event.id, type: event.type, err: error },
+      'could not queue the event in the inbox; answering 503 so the Service retries it',
+    );
+    return { ok: false, errors: [error], retryLater: undefined };
+  }
+}

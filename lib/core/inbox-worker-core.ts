@@ -1,0 +1,142 @@
+import { checkOptionKeys } from '../check-option-keys';
+import type { EventRouter } from '../events/event-router';
+import type { RetryLater } from '../events/retry-later';
+import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../inbox/inbox';
+import type { QueuedDelivery } from '../inbox/queued-delivery';
+import { resolveLogger, type ResolvedLogger } from '../logger';
+import { OptionsError } from '../options-error';
+import { boundedStore } from './bounded-store';
+import { callContained } from './call-contained';
+import { resolveDispatchOptions } from './dispatch-options';
+import { rateLimitedLog } from './rate-limited-log';
+import { checkRouter } from './resolve-receiver-options';
+import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
+
+const WORKER_OPTION_KEYS = [
+  'concurrency',
+  'attempts',
+  'backoff',
+  'idempotency',
+  'timeoutMs',
+  'logger',
+  'onJob',
+];
+
+/** What the engine does with a job after a try: the same decision on every engine. */
+export type JobDisposition =
+  | { then: 'complete'; status: 'processed' | 'unhandled' | 'duplicate' }
+  | { then: 'retry'; delayMs: number; error: string }
+  | { then: 'dead'; error: string };
+
+/** What every engine's worker shares: the checked options, the retry decision and the one runner. */
+export interface InboxWorkerCore {
+  concurrency: number;
+  attempts: number;
+  log: ResolvedLogger;
+  /** The delay in ms before the try after `attempt` (1-based) failed; RetryLater's own wins. */
+  delayAfter(attempt: number, retryLater: RetryLater | undefined): number;
+  /** One try of a queued event through the router, and what to do with its job. Never rejects. */
+  run(delivery: QueuedDelivery, attempt: number): Promise<JobDisposition>;
+}
+
+function whole(value: unknown, name: string, where: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      `${name} must be a whole number ≥ ${min} (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+function schedule(backoff: InboxBackoff | undefined, where: string): (attempt: number) => number {
+  if (typeof backoff === 'function') return (attempt) => Math.max(0, Number(backoff(attempt)) || 0);
+  if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null))
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'backoff must be { delayMs?, maxDelayMs? } or (attempt) => ms',
+    );
+  checkOptionKeys(backoff ?? {}, ['delayMs', 'maxDelayMs'], `${where} backoff`);
+  const first = whole(backoff?.delayMs, 'backoff.delayMs', where, 30_000, 0);
+  const max = whole(backoff?.maxDelayMs, 'backoff.maxDelayMs', where, 3_600_000, 0);
+  return (attempt) => Math.min(max, first * 2 ** Math.min(attempt - 1, 40));
+}
+
+/** The message kept for a failed try: an Error's message, never the event. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 2000);
+  return `a handler threw a ${typeof error}, not an Error`;
+}
+
+/** Checks `startWorker` options once, before the worker takes a job. */
+export function inboxWorkerCore(
+  router: EventRouter,
+  options: InboxWorkerOptions = {},
+  where: string,
+): InboxWorkerCore {
+  if (typeof options !== 'object' || options === null)
+    throw new OptionsError('ERR_SW_OPTION', where, 'options must be an object');
+  checkOptionKeys(options, WORKER_OPTION_KEYS, where);
+  checkRouter(router, where);
+  const log = resolveLogger(options.logger, where);
+  const backoff = schedule(options.backoff, where);
+  if (options.onJob !== undefined && typeof options.onJob !== 'function')
+    throw new OptionsError('ERR_SW_OPTION', where, 'onJob must be a function (record) => void');
+  const onJob = options.onJob;
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store.
+  // A killed worker's claim frees up after twice the bound of a try, not the receiver's minute.
+  const dispatch = resolveDispatchOptions(
+    { idempotency: options.idempotency, timeoutMs, leaseMs: 2 * timeoutMs, logger: options.logger },
+    where,
+  );
+  const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, rateLimitedLog(log));
+  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs };
+  const attempts = whole(options.attempts, 'attempts', where, 13);
+  const delayAfter = (attempt: number, retryLater: RetryLater | undefined) =>
+    retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;
+
+  function dispose(result: QueuedRunResult, attempt: number, delivery: QueuedDelivery): JobDisposition {
+    if (result.ok) return { then: 'complete', status: result.status };
+    const error = errorMessage(result.error);
+    if (result.permanent || attempt >= attempts) {
+      log.error(
+        { eventId: delivery.id, type: delivery.type, attempt, error },
+        'a queued event failed for good; it is kept in the dead letters until replayed',
+      );
+      return { then: 'dead', error };
+    }
+    return { then: 'retry', delayMs: delayAfter(attempt, result.retryLater), error };
+  }
+
+  function report(record: JobRecord): void {
+    callContained(
+      () => onJob?.(record),
+      (error) => log.error({ err: error }, 'onJob threw; the job was not affected'),
+    );
+  }
+
+  return {
+    concurrency: whole(options.concurrency, 'concurrency', where, 1),
+    attempts,
+    log,
+    delayAfter,
+    async run(delivery, attempt) {
+      const started = Date.now();
+      const disposition = dispose(await runQueuedEvent(context, delivery, attempt), attempt, delivery);
+      if (onJob !== undefined)
+        report({
+          eventId: delivery.id,
+          type: delivery.type,
+          attempt,
+          outcome: disposition.then === 'complete' ? disposition.status : disposition.then,
+          durationMs: Date.now() - started,
+          queuedMs: Math.max(0, started - Date.parse(delivery.receivedAt)),
+        });
+      return disposition;
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import type { EventRouter } from '../events/event-router';
+import { InvalidEventError } from '../events/invalid-event-error';
+import { normalizeEvent } from '../events/normalize-event';
+import { RetryLater } from '../events/retry-later';
+import type { AnyWebhookEvent } from '../events/webhook-event';
+import type { QueuedDelivery } from '../inbox/queued-delivery';
+import type { ResolvedLogger } from '../logger';
+import { runInJobSpan } from '../observability/job-span';
+import type { BoundedStore } from './bounded-store';
+import { parseCloudEventEnvelope } from './cloud-event-envelope';
+import { DeliveryContext } from './handler-context';
+import { claimToken } from '../idempotency/claim-token';
+import { decodeBase64Data } from './read-event';
+import { runHandlers, type Outcome } from './run-handlers';
+
+/** How one try of a queued event ended. */
+export type QueuedRunResult =
+  | { ok: true; status: 'processed' | 'unhandled' | 'duplicate' }
+  | {
+      ok: false;
+      /** What to keep as the try's error. */
+      error: unknown;
+      /** Set when a handler threw RetryLater. */
+      retryLater: RetryLater | undefined;
+      /** True when no retry can help (the envelope no longer reads as an event): dead-letter it now. */
+      permanent: boolean;
+    };
+
+/** What the worker gives every try: the store that makes effects happen once, and the bounds. */
+export interface QueuedRunContext {
+  router: EventRouter;
+  store: BoundedStore | undefined;
+  log: ResolvedLogger;
+  timeoutMs: number;
+  /** How long a try's claim holds the event in the ledger. */
+  leaseMs: number;
+}
+
+/** The ledger key of a queued event's handlers, apart from the receiver's key that says "queued". */
+export const handledKey = (key: string) => `handled:${key}`;
+
+const TIMED_OUT = Symbol('timed out');
+
+/** The stored envelope read again, exactly as the receiver read it. */
+function eventOf(delivery: QueuedDelivery): AnyWebhookEvent {
+  const envelope = parseCloudEventEnvelope(delivery.envelope);
+  const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
+  return normalizeEvent(envelope, data, delivery.envelope);
+}
+
+/**
+ * Runs one queued event through the router: the worker's equivalent of the receiver's dispatch, with
+ * the same `(event, ctx)`. Effects happen once through the idempotency store: a job run again after
+ * its handlers succeeded (a worker killed before the queue heard) finds its key done and runs nothing.
+ * Never rejects.
+ */
+export function runQueuedEvent(
+  context: QueuedRunContext,
+  delivery: QueuedDelivery,
+  attempt: number,
+): Promise<QueuedRunResult> {
+  return runInJobSpan(delivery, attempt, () => runTry(context, delivery));
+}
+
+async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Promise<QueuedRunResult> {
+  const { router, store, log, timeoutMs } = context;
+  let event: AnyWebhookEvent;
+  try {
+    event = eventOf(delivery);
+  } catch (error) {
+    const permanent = error instanceof InvalidEventError;
+    return { ok: false, error, retryLater: undefined, permanent };
+  }
+  const key = handledKey(delivery.key);
+  const token = claimToken();
+  if (store !== undefined) {
+    const claimed = await store.claim(key, token, event.id);
+    if (claimed === 'done') return { ok: true, status: 'duplicate' };
+    if (claimed === 'busy') {
+      // A try still running elsewhere (or a killed worker's claim): come back once its lease is over.
+      const wait = new RetryLater('another try of this event holds it', {
+        retryAfterSeconds: Math.ceil(context.leaseMs / 1000),
+      });
+      return { ok: false, error: wait, retryLater: wait, permanent: false };
+    }
+    if (claimed !== 'claimed') {
+      const error = new Error('the idempotency store is unavailable');
+      return { ok: false, error, retryLater: undefined, permanent: false };
+    }
+  }
+  const { handlers, handled } = router.match(event.type);
+  const ctx = new DeliveryContext((name) => delivery.headers[name.toLowerCase()], log);
+  const work = runHandlers(router, handlers, event, ctx).catch((error: unknown): Outcome => ({
+    ok: false,
+    errors: [error],
+    retryLater: undefined,
+  }));
+  let timer: NodeJS.Timeout | undefined;
+  const first = await Promise.race([
+    work,
+    new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, timeoutMs, TIMED_OUT))),
+  ]);
+  clearTimeout(timer);
+  let outcome: Outcome;
+  if (first === TIMED_OUT) {
+    ctx.abort(new Error('the job timed out'));
+    // The try is over, but its handlers may still write: the claim is settled once they stop.
+    outcome = {
+      ok: false,
+      errors: [new Error(`the handlers ran past ${timeoutMs} ms`)],
+      retryLater: undefined,
+    };
+    void work.then((late) => store?.settle(key, token, late, event.id, () => undefined));
+  } else {
+    outcome = first;
+    if (store !== undefined) await store.settle(key, token, outcome, event.id, () => undefined);
+  }
+  if (outcome.ok) return { ok: true, status: handled ? 'processed' : 'unhandled' };
+  return { ok: false, error: outcome.errors[0], retryLater: outcome.retryLater, permanent: false };
+}

@@ -1,0 +1,124 @@
+import type { EventRouter } from '../events/event-router';
+import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import type { Logger } from '../logger';
+import type { QueuedDelivery } from './queued-delivery';
+
+/** How long to wait before attempt `attempt + 1`, after attempt `attempt` (1-based) failed. */
+export type InboxBackoff =
+  | {
+      /** The delay after the first failure; each next one doubles. Defaults to `30_000` ms. */
+      delayMs?: number;
+      /** No delay is longer than this. Defaults to `3_600_000` ms (1 hour). */
+      maxDelayMs?: number;
+    }
+  | ((attempt: number) => number);
+
+/** The options of {@link Inbox.startWorker}. */
+export interface InboxWorkerOptions {
+  /** How many jobs this worker runs at once. Defaults to `1`. */
+  concurrency?: number;
+  /**
+   * How many times a job is tried before it goes to the dead letters. Defaults to `13`: with the
+   * default backoff, the tries spread over about 6 hours, as the Service's own retries do.
+   */
+  attempts?: number;
+  /** The delay between tries; a handler's `RetryLater` chooses its own. Defaults to 30 s doubling up to 1 h. */
+  backoff?: InboxBackoff;
+  /**
+   * Remembers which events' handlers succeeded, so a job run again (a worker killed after the
+   * handlers but before the queue heard of it) does not run them twice. Share one store between
+   * workers (`RedisStore`, `PostgresStore`). Defaults to a new `MemoryStore` (this process only).
+   */
+  idempotency?: IdempotencyStore;
+  /** How long a job's handlers may run before they are asked to stop (`ctx.signal`) and the try fails. Defaults to `600_000` ms. */
+  timeoutMs?: number;
+  /** Where failures are logged. Defaults to the console. */
+  logger?: Logger | false;
+  /**
+   * Called after every try with what became of it (`inboxMetrics().onJob` counts them). It cannot
+   * delay or change the job; what it throws is logged. Defaults to none.
+   */
+  onJob?: (record: JobRecord) => unknown;
+}
+
+/** One try of a queued event, as {@link InboxWorkerOptions.onJob} is told of it. */
+export interface JobRecord {
+  /** The CloudEvent `id` of the queued event. */
+  eventId: string;
+  /** Its event type, as sent. */
+  type: string;
+  /** 1 for the first try. */
+  attempt: number;
+  /** `retry`: it failed and runs again; `dead`: it failed for good and went to the dead letters. */
+  outcome: 'processed' | 'unhandled' | 'duplicate' | 'retry' | 'dead';
+  /** How long the try ran. */
+  durationMs: number;
+  /** How long the event waited, from the receiver queueing it to this try starting. */
+  queuedMs: number;
+}
+
+/** A running worker. */
+export interface InboxWorker {
+  /** Stops taking jobs, waits for the running ones, and closes what the worker opened. */
+  close(): Promise<void>;
+}
+
+/** An event whose tries were exhausted: kept, never dropped, until replayed. */
+export interface DeadLetter {
+  /** The queued delivery: the event's envelope as received, its key, its trace context. */
+  delivery: QueuedDelivery;
+  /** How many tries ran. */
+  attempts: number;
+  /** The last try's error message. */
+  lastError: string | null;
+  /** When the receiver queued the event. */
+  receivedAt: Date;
+  /** When the last try failed. */
+  failedAt: Date | null;
+}
+
+/** Which dead letters {@link Inbox.replay} puts back. */
+export interface ReplayFilter {
+  /** Only events of this type. */
+  type?: string;
+  /** Only events that failed at or after this time. */
+  since?: Date;
+}
+
+/** What a queue holds now. */
+export interface InboxStatus {
+  /** Jobs waiting or delayed for a retry. */
+  waiting: number;
+  /** Jobs a worker runs now. */
+  active: number;
+  /** Dead letters. */
+  dead: number;
+  /** Age in ms of the oldest job still waiting, or null. */
+  oldestAgeMs: number | null;
+}
+
+/**
+ * A durable queue for deliveries: the receiver enqueues and acknowledges, workers run the handlers.
+ * Made by `bullmqInbox()` (`service-webhooks/bullmq`) or `pgBossInbox()` (`service-webhooks/pg-boss`).
+ */
+export interface Inbox {
+  /** Which engine holds the queue (`'bullmq'`, `'pg-boss'`). */
+  readonly engine: string;
+  /** The queue's name. */
+  readonly name: string;
+  /**
+   * Holds the delivery durably. Idempotent by `delivery.key`: enqueuing the same key again adds
+   * nothing. Rejects when the engine did not confirm.
+   */
+  enqueue(delivery: QueuedDelivery): Promise<void>;
+  /** Runs the router's handlers for queued events, with retries and dead letters. */
+  startWorker(router: EventRouter, options?: InboxWorkerOptions): Promise<InboxWorker>;
+  /** The dead letters, newest first. `limit` defaults to `100`. */
+  deadLetters(options?: { limit?: number; type?: string }): Promise<DeadLetter[]>;
+  /** Puts dead letters back in the queue (one event by id, or by filter); resolves how many. Idempotent. */
+  replay(target: string | ReplayFilter): Promise<number>;
+  /** Queue depth, oldest job age, dead letters. */
+  status(): Promise<InboxStatus>;
+  /** Closes what the inbox opened (not a connection or queue it was given). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,137 @@
+import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
+import { checkOptionKeys } from '../check-option-keys';
+import { withTimeout } from '../core/with-timeout';
+import type { Inbox, InboxStatus, JobRecord } from '../inbox/inbox';
+import { OptionsError } from '../options-error';
+import { typeLabel } from './type-label';
+
+/** Options of {@link inboxMetrics}. */
+export interface InboxMetricsOptions {
+  /** The inbox whose queue is measured at each scrape. Required. */
+  inbox: Inbox;
+  /** The prom-client registry. Defaults to prom-client's global `register`. */
+  registry?: Registry;
+  /** Prepended to every metric name. Defaults to `'service_webhooks_'`. */
+  prefix?: string;
+}
+
+/** Give `onJob` to `inbox.startWorker(router, { onJob })`: it counts every try. */
+export interface InboxMetrics {
+  /** Counts one try of a job: by queue, type and outcome, with its duration. */
+  onJob(record: JobRecord): void;
+}
+
+interface Metrics {
+  inboxes: Set<Inbox>;
+  attempts: Counter<'queue' | 'type' | 'outcome'>;
+  jobSeconds: Histogram<'queue' | 'type' | 'outcome'>;
+}
+
+const KEYS = ['inbox', 'registry', 'prefix'];
+const WHERE = 'inboxMetrics';
+/** A scrape waits this long for a queue's status, then reports what it had. */
+const STATUS_TIMEOUT_MS = 5_000;
+const shared = new WeakMap<Registry, Map<string, Metrics>>();
+
+function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
+  const latest = new Map<Inbox, InboxStatus>();
+  // One status read per scrape, shared by the four gauges (prom-client collects them one by one).
+  let reading: { at: number; done: Promise<void> } | undefined;
+  const read = () => {
+    if (reading === undefined || Date.now() - reading.at > 1_000)
+      reading = { at: Date.now(), done: readAll() };
+    return reading.done;
+  };
+  const readAll = async () => {
+    await Promise.all(
+      [...inboxes].map(async (inbox) => {
+        // A queue that does not answer keeps its last figures rather than failing the scrape.
+        const status = await withTimeout(inbox.status(), STATUS_TIMEOUT_MS, 'the inbox status').catch(
+          () => undefined,
+        );
+        if (status !== undefined) latest.set(inbox, status);
+      }),
+    );
+  };
+  const gauge = (name: string, help: string, value: (s: InboxStatus) => number | null) =>
+    new Gauge({
+      name: `${prefix}${name}`,
+      help,
+      labelNames: ['queue', 'engine'],
+      registers: [registry],
+      async collect() {
+        await read();
+        this.reset();
+        for (const [inbox, status] of latest) {
+          const v = value(status);
+          if (v !== null) this.set({ queue: inbox.name, engine: inbox.engine }, v);
+        }
+      },
+    });
+  gauge(
+    'inbox_depth',
+    'Queued events waiting for a worker (including retries waiting their delay).',
+    (s) => s.waiting,
+  );
+  gauge('inbox_active', 'Queued events a worker runs now.', (s) => s.active);
+  gauge('inbox_dead_letters', 'Queued events whose tries ran out: kept until replayed.', (s) => s.dead);
+  gauge('inbox_oldest_job_age_seconds', 'Age of the oldest event still waiting.', (s) =>
+    s.oldestAgeMs === null ? 0 : s.oldestAgeMs / 1000,
+  );
+}
+
+function createMetrics(registry: Registry, prefix: string): Metrics {
+  const inboxes = new Set<Inbox>();
+  try {
+    gauges(registry, prefix, inboxes);
+    return {
+      inboxes,
+      attempts: new Counter({
+        name: `${prefix}inbox_attempts_total`,
+        help: 'Tries of queued events, by queue, event type and outcome (processed, unhandled, duplicate, retry, dead).',
+        labelNames: ['queue', 'type', 'outcome'],
+        registers: [registry],
+      }),
+      jobSeconds: new Histogram({
+        name: `${prefix}inbox_job_duration_seconds`,
+        help: 'How long a try of a queued event ran, by queue, event type and outcome.',
+        labelNames: ['queue', 'type', 'outcome'],
+        registers: [registry],
+      }),
+    };
+  } catch (error) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      `could not register the metrics (${(error as Error).message}); choose another prefix or registry`,
+    );
+  }
+}
+
+/**
+ * Prometheus metrics of a durable inbox: its depth, running jobs, dead letters and oldest job's age,
+ * read from the queue at each scrape, and every try counted (give `onJob` to `startWorker`).
+ */
+export function inboxMetrics(options: InboxMetricsOptions): InboxMetrics {
+  if (typeof options !== 'object' || options === null)
+    throw new OptionsError('ERR_SW_OPTION', WHERE, 'takes options: inboxMetrics({ inbox })');
+  checkOptionKeys(options, KEYS, WHERE);
+  const { inbox } = options;
+  if (typeof inbox?.status !== 'function' || typeof inbox.name !== 'string')
+    throw new OptionsError('ERR_SW_OPTION', WHERE, 'inbox must be an Inbox (bullmqInbox(), pgBossInbox())');
+  const registry = options.registry ?? register;
+  const prefix = options.prefix ?? 'service_webhooks_';
+  const byPrefix = shared.get(registry) ?? new Map<string, Metrics>();
+  shared.set(registry, byPrefix);
+  const metrics = byPrefix.get(prefix) ?? createMetrics(registry, prefix);
+  byPrefix.set(prefix, metrics);
+  metrics.inboxes.add(inbox);
+  const queue = inbox.name;
+  return {
+    onJob(record) {
+      const labels = { queue, type: typeLabel(record.type), outcome: record.outcome };
+      metrics.attempts.inc(labels);
+      metrics.jobSeconds.observe(labels, record.durationMs / 1000);
+    },
+  };
+}

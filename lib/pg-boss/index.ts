@@ -1,0 +1,1 @@
+export { pgBossInbox, type PgBossInboxOptions } from './pg-boss-inbox';

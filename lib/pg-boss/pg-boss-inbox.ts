@@ -1,0 +1,155 @@
+import { checkOptionKeys } from '../check-option-keys';
+import type { EventRouter } from '../events/event-router';
+import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import { isQueuedDelivery, jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
+import { OptionsError } from '../options-error';
+import { deadLetterOf, isDeadLetterData, type DeadLetterData } from './dead-letter-data';
+import { loadPgBoss, type PgBoss } from './load-pg-boss';
+import { pgBossStatus } from './pg-boss-status';
+import { startPgBossWorker } from './pg-boss-worker';
+
+/** Options of {@link pgBossInbox}: a started pg-boss of yours or a connection string, and the queue's name. */
+export interface PgBossInboxOptions {
+  /** A started `PgBoss` you made (it stays yours: `close()` leaves it running). Give this or `connectionString`. */
+  boss?: PgBoss;
+  /** A PostgreSQL connection string: the inbox makes, starts and stops its own `PgBoss`. Give this or `boss`. */
+  connectionString?: string;
+  /** The queue's name; dead letters go to `<name>.dead`. Defaults to `'service-webhooks'`. */
+  name?: string;
+  /** pg-boss's schema. Defaults to `'pgboss'` (or the given boss's). */
+  schema?: string;
+  /**
+   * How long a try may hold its job before pg-boss takes it back (a killed worker's job runs again
+   * after it). Defaults to `900` s, pg-boss's own.
+   */
+  expireInSeconds?: number;
+}
+
+const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds'];
+const WHERE = 'pgBossInbox';
+const NAME = /^[\w.-]{1,50}$/;
+/** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
+const DEAD_RETENTION_SECONDS = 90 * 24 * 60 * 60;
+
+/**
+ * An {@link Inbox} on pg-boss: `send` commits the job before it resolves, so an acknowledged event is
+ * in PostgreSQL. Exhausted jobs move to the `<name>.dead` queue, which nothing works: the dead letters.
+ */
+export function pgBossInbox(options: PgBossInboxOptions): Inbox {
+  if (typeof options !== 'object' || options === null)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'takes options: pgBossInbox({ connectionString }) or pgBossInbox({ boss })',
+    );
+  checkOptionKeys(options, KEYS, WHERE);
+  if ((options.boss === undefined) === (options.connectionString === undefined))
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'give exactly one of boss (a started PgBoss) or connectionString',
+    );
+  const name = options.name ?? 'service-webhooks';
+  if (typeof name !== 'string' || !NAME.test(name))
+    throw new OptionsError('ERR_SW_NAME', WHERE, 'name must be 1–50 letters, digits, "_", "-" or "."');
+  const expireInSeconds = options.expireInSeconds ?? 900;
+  if (!Number.isSafeInteger(expireInSeconds) || expireInSeconds < 1)
+    throw new OptionsError('ERR_SW_TIMEOUT', WHERE, 'expireInSeconds must be a whole number ≥ 1');
+  const owned = options.boss === undefined;
+  if (!owned && typeof options.boss?.send !== 'function')
+    throw new OptionsError('ERR_SW_OPTION', WHERE, "boss must be a PgBoss from 'pg-boss'");
+  const schema = options.schema ?? 'pgboss';
+  const dead = `${name}.dead`;
+  const workers = new Set<{ close(): Promise<void> }>();
+  let ready: Promise<PgBoss> | undefined;
+
+  /** Starts an owned boss and makes both queues, once; a failure is forgotten so the next call tries again. */
+  function boss(): Promise<PgBoss> {
+    ready ??= (async () => {
+      const b =
+        options.boss ?? new (loadPgBoss().PgBoss)({ connectionString: options.connectionString, schema });
+      if (owned) {
+        b.on('error', () => undefined);
+        await b.start();
+      }
+      for (const [queue, retention] of [
+        [name, undefined],
+        [dead, DEAD_RETENTION_SECONDS],
+      ] as const)
+        if ((await b.getQueue(queue)) === null)
+          await b
+            .createQueue(queue, { ...(retention === undefined ? {} : { retentionSeconds: retention }) })
+            .catch(async (error: unknown) => {
+              // Another process made it meanwhile.
+              if ((await b.getQueue(queue)) === null) throw error;
+            });
+      return b;
+    })().catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+    return ready;
+  }
+
+  async function deadJobs(match: (d: DeadLetterData) => boolean) {
+    const b = await boss();
+    const jobs = await b.findJobs(dead, { queued: true });
+    return jobs.filter((j) => isDeadLetterData(j.data) && match(j.data)) as {
+      id: string;
+      data: DeadLetterData;
+    }[];
+  }
+
+  async function enqueue(delivery: QueuedDelivery): Promise<void> {
+    const b = await boss();
+    // The id is the key's: a redelivery's send conflicts and adds nothing (it resolves null).
+    await b.send(name, delivery, {
+      id: jobIdFor(delivery.key),
+      // The worker decides when a job is exhausted and when it runs again.
+      retryLimit: 1_000_000,
+      retryDelay: 1,
+      expireInSeconds,
+    });
+  }
+
+  return {
+    engine: 'pg-boss',
+    name,
+    enqueue,
+    async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
+      const worker = startPgBossWorker(await boss(), { name, dead, schema }, router, workerOptions);
+      workers.add(worker);
+      return { close: () => worker.close().finally(() => workers.delete(worker)) };
+    },
+    async deadLetters(filter = {}): Promise<DeadLetter[]> {
+      const jobs = await deadJobs((d) => filter.type === undefined || d.delivery.type === filter.type);
+      return jobs
+        .map((j) => deadLetterOf(j.data))
+        .sort((a, b) => (b.failedAt?.getTime() ?? 0) - (a.failedAt?.getTime() ?? 0))
+        .slice(0, filter.limit ?? 100);
+    },
+    async replay(target: string | ReplayFilter) {
+      const b = await boss();
+      const jobs = await deadJobs((d) =>
+        typeof target === 'string'
+          ? d.delivery.id === target
+          : (target.type === undefined || d.delivery.type === target.type) &&
+            (target.since === undefined || Date.parse(d.failedAt) >= target.since.getTime()),
+      );
+      let replayed = 0;
+      for (const job of jobs) {
+        if (!isQueuedDelivery(job.data.delivery)) continue;
+        await enqueue(job.data.delivery);
+        const deleted = (await b.deleteJob(dead, job.id)) as { affected?: number };
+        if ((deleted.affected ?? 0) > 0) replayed++;
+      }
+      return replayed;
+    },
+    status: async () => pgBossStatus(await boss(), schema, name, dead),
+    async close() {
+      await Promise.allSettled([...workers].map((w) => w.close()));
+      if (owned && ready !== undefined)
+        await (await ready.catch(() => undefined))?.stop({ graceful: false, timeout: 5000 });
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { inboxWorkerCore } from '../core/inbox-worker-core';
+import type { EventRouter } from '../events/event-router';
+import type { InboxWorkerOptions } from '../inbox/inbox';
+import { isQueuedDelivery } from '../inbox/queued-delivery';
+import type { DeadLetterData } from './dead-letter-data';
+import type { PgBoss, PgBossJob } from './load-pg-boss';
+
+/** How long an idle loop waits before it asks for a job again. */
+const POLL_MS = 250;
+
+interface Queues {
+  name: string;
+  dead: string;
+  schema: string;
+}
+
+/**
+ * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
+ * is failed in pg-boss and its next start set to the delay the worker chose; the last one (or one no
+ * retry can help) is copied to the dead-letter queue, with its attempts and error, and deleted from
+ * the queue, so a replay can enqueue it again under the same id.
+ */
+export function startPgBossWorker(
+  boss: PgBoss,
+  queues: Queues,
+  router: EventRouter,
+  options: InboxWorkerOptions | undefined,
+): { close(): Promise<void> } {
+  const core = inboxWorkerCore(router, options, 'inbox.startWorker');
+  const { name, dead, schema } = queues;
+  let stopping = false;
+  const sleeping = new Set<() => void>();
+  const idle = () =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        sleeping.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, POLL_MS);
+      sleeping.add(wake);
+    });
+
+  async function deadLetter(job: PgBossJob, attempts: number, lastError: string): Promise<void> {
+    const data: DeadLetterData = {
+      delivery: job.data as DeadLetterData['delivery'],
+      attempts,
+      lastError,
+      failedAt: new Date().toISOString(),
+    };
+    // The dead letter's id is the job's: a crash between the two steps, run again, adds nothing twice.
+    await boss.send(dead, data, { id: job.id, retentionSeconds: 90 * 24 * 60 * 60 });
+    await boss.deleteJob(name, job.id);
+  }
+
+  async function settle(job: PgBossJob): Promise<void> {
+    const attempt = job.retryCount + 1;
+    if (!isQueuedDelivery(job.data))
+      return deadLetter(job, attempt, 'the job does not hold a queued delivery');
+    const next = await core.run(job.data, attempt);
+    if (next.then === 'complete') {
+      await boss.complete(name, job.id, { status: next.status });
+      return;
+    }
+    if (next.then === 'dead') return deadLetter(job, attempt, next.error);
+    await boss.fail(name, { id: job.id, retryCount: job.retryCount }, { error: next.error });
+    const delayMs = next.delayMs;
+    await boss
+      .getDb()
+      .executeSql(
+        `UPDATE ${schema}.job SET start_after = now() + $3 * interval '1 millisecond' WHERE name = $1 AND id = $2 AND state = 'retry'`,
+        [name, job.id, delayMs],
+      );
+  }
+
+  async function loop(): Promise<void> {
+    while (!stopping) {
+      let jobs: PgBossJob[] = [];
+      try {
+        jobs = await boss.fetch(name, { batchSize: 1, includeMetadata: true });
+      } catch (error) {
+        core.log.error({ err: error }, 'could not fetch a job from pg-boss; trying again');
+      }
+      const job = jobs[0];
+      if (job === undefined) {
+        await idle();
+        continue;
+      }
+      try {
+        await settle(job);
+      } catch (error) {
+        // pg-boss takes the job back once it expires: nothing is lost, it runs again.
+        core.log.error(
+          { err: error, jobId: job.id },
+          'could not settle a job in pg-boss; it runs again when it expires',
+        );
+      }
+    }
+  }
+
+  const loops = Array.from({ length: core.concurrency }, () => loop());
+  return {
+    async close() {
+      stopping = true;
+      for (const wake of [...sleeping]) wake();
+      await Promise.allSettled(loops);
+    },
+  };
+}
