@@ -28,8 +28,17 @@ async function openStore(lib, store, url) {
   const pool = new Pool({ connectionString: url, max: 8 });
   pool.on('error', () => undefined);
   const pgStore = new PostgresStore({ pool });
-  await pgStore.setup();
-  return pgStore;
+  // The chaos may be restarting PostgreSQL as this process starts: try setup() again, as an app's own
+  // start-up would, for at most 15 s.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await pgStore.setup();
+      return pgStore;
+    } catch (error) {
+      if (attempt >= 60) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
 
 module.exports = { openStore };
