@@ -11,8 +11,8 @@ import { DeliveryContext } from './handler-context';
 import { claimToken } from '../idempotency/claim-token';
 import { idempotencyKey } from '../idempotency/store-keys';
 import type { RateLimitedLog } from './rate-limited-log';
-import { orderingGuard, type GuardedRun } from './ordering-guard';
-import { runHandlers, type Outcome } from './run-handlers';
+import { claimOutcome, orderingGuard, type GuardedRun } from './ordering-guard';
+import { runHandlers } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 
 export type { DispatchResult };
@@ -27,18 +27,6 @@ export interface Dispatcher {
 }
 
 const TIMED_OUT = Symbol('timed out');
-const OK: Outcome = { ok: true };
-/** Nothing ran: the claim is given back so a redelivery runs the handlers. */
-const NOTHING_RAN: Outcome = { ok: false, errors: [], retryLater: undefined };
-
-const ran = (outcome: Outcome): GuardedRun => ({ kind: 'ran', outcome });
-const thrown = (error: unknown): GuardedRun => ran({ ok: false, errors: [error], retryLater: undefined });
-
-/** The outcome the event's own claim is settled with. */
-function claimOutcome(guarded: GuardedRun): Outcome {
-  if (guarded.kind === 'ran') return guarded.outcome;
-  return guarded.kind === 'stale' ? OK : NOTHING_RAN;
-}
 
 /**
  * Step 4 as a plain function. The answer is 200 only once every handler has succeeded (or the event
@@ -77,11 +65,12 @@ export function createDispatcher(
     let lingering: Promise<void> | undefined;
     const linger = (background: Promise<void>) =>
       void (lingering = lingering === undefined ? background : Promise.all([lingering, background]).then());
-    // Without ordered handlers (the common case) the guard has nothing to decide: no layer of it.
-    const guarded =
-      matched.ordered.length === 0
-        ? runHandlers(router, matched.handlers, event, ctx).then(ran, thrown)
-        : guard.run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx), linger);
+    const guarded = guard.run(
+      event,
+      matched,
+      (handlers) => runHandlers(router, handlers, event, ctx),
+      linger,
+    );
     const work =
       store === undefined
         ? guarded

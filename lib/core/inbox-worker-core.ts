@@ -10,6 +10,8 @@ import { callContained } from './call-contained';
 import { resolveDispatchOptions } from './dispatch-options';
 import { rateLimitedLog } from './rate-limited-log';
 import { checkRouter } from './resolve-receiver-options';
+import { checkOrderingStore } from './check-ordering-store';
+import { orderingGuard } from './ordering-guard';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
 
 const WORKER_OPTION_KEYS = [
@@ -24,7 +26,7 @@ const WORKER_OPTION_KEYS = [
 
 /** What the engine does with a job after a try: the same decision on every engine. */
 export type JobDisposition =
-  | { then: 'complete'; status: 'processed' | 'unhandled' | 'duplicate' }
+  | { then: 'complete'; status: 'processed' | 'unhandled' | 'duplicate' | 'stale' }
   | { then: 'retry'; delayMs: number; error: string }
   | { then: 'dead'; error: string };
 
@@ -93,8 +95,12 @@ export function inboxWorkerCore(
     { idempotency: options.idempotency, timeoutMs, leaseMs: 2 * timeoutMs, logger: options.logger },
     where,
   );
-  const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, rateLimitedLog(log));
-  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs };
+  const warn = rateLimitedLog(log);
+  const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, warn);
+  // Ordered handlers are guarded when the job runs: the worker's store must have entity operations.
+  checkOrderingStore(router, dispatch.store);
+  const guard = orderingGuard(dispatch, log, warn);
+  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs, guard };
   const attempts = whole(options.attempts, 'attempts', where, 13);
   const delayAfter = (attempt: number, retryLater: RetryLater | undefined) =>
     retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;

@@ -26,6 +26,18 @@ export type GuardedRun =
   /** The store failed or did not answer in time: nothing ran. */
   | { kind: 'unavailable' };
 
+const OK: Outcome = { ok: true };
+/** Nothing ran: the event's claim is given back so a redelivery runs the handlers. */
+const NOTHING_RAN: Outcome = { ok: false, errors: [], retryLater: undefined };
+const ran = (outcome: Outcome): GuardedRun => ({ kind: 'ran', outcome });
+const thrown = (error: unknown): GuardedRun => ran({ ok: false, errors: [error], retryLater: undefined });
+
+/** The outcome the event's own idempotency claim is settled with: a stale event is done, as handled. */
+export function claimOutcome(guarded: GuardedRun): Outcome {
+  if (guarded.kind === 'ran') return guarded.outcome;
+  return guarded.kind === 'stale' ? OK : NOTHING_RAN;
+}
+
 export interface OrderingGuardOptions {
   store: IdempotencyStore | false;
   /** The idempotency `name`: entity keys are scoped by it as event keys are. */
@@ -72,37 +84,48 @@ export function orderingGuard(
   const safely = (run: () => Promise<Outcome>) =>
     run().catch((error: unknown): Outcome => ({ ok: false, errors: [error], retryLater: undefined }));
 
+  async function guarded(
+    event: AnyWebhookEvent,
+    matched: MatchedHandlers,
+    runHandlers: (handlers: readonly EventHandler<AnyWebhookEvent>[]) => Promise<Outcome>,
+    linger?: (background: Promise<void>) => void,
+  ): Promise<GuardedRun> {
+    const position = eventPosition(event);
+    if (position === null || event.entity === null) {
+      return { kind: 'ran', outcome: await safely(() => runHandlers(matched.handlers)) };
+    }
+    if (leases === undefined) {
+      log.error({ eventId: event.id, type: event.type }, unsupported().message);
+      return { kind: 'ran', outcome: { ok: false, errors: [unsupported()], retryLater: undefined } };
+    }
+    const key = idempotencyKey(scope, event.entity.kind, event.entity.id);
+    const token = claimToken();
+    const leased = await leases.lease(key, token, position, event.id);
+    if (leased === 'unavailable' || leased === 'busy') return { kind: leased };
+    if (leased === 'stale') {
+      log.info(
+        { eventId: event.id, type: event.type, entity: event.entity, time: event.time },
+        'stale: the entity already processed a newer event; its ordered handlers are skipped',
+      );
+      if (matched.unordered.length === 0) return { kind: 'stale' };
+      return {
+        kind: 'ran',
+        outcome: await safely(() => runHandlers(matched.unordered)),
+        ordering: 'stale',
+      };
+    }
+    const outcome = await safely(() => runHandlers(matched.handlers));
+    await (outcome.ok
+      ? leases.advance(key, token, position, event.id, linger)
+      : leases.release(key, token, event.id));
+    return { kind: 'ran', outcome, ordering: 'newest' };
+  }
+
   return {
-    async run(event, matched, runHandlers, linger) {
-      const position = matched.ordered.length === 0 ? null : eventPosition(event);
-      if (position === null || event.entity === null) {
-        return { kind: 'ran', outcome: await safely(() => runHandlers(matched.handlers)) };
-      }
-      if (leases === undefined) {
-        log.error({ eventId: event.id, type: event.type }, unsupported().message);
-        return { kind: 'ran', outcome: { ok: false, errors: [unsupported()], retryLater: undefined } };
-      }
-      const key = idempotencyKey(scope, event.entity.kind, event.entity.id);
-      const token = claimToken();
-      const leased = await leases.lease(key, token, position, event.id);
-      if (leased === 'unavailable' || leased === 'busy') return { kind: leased };
-      if (leased === 'stale') {
-        log.info(
-          { eventId: event.id, type: event.type, entity: event.entity, time: event.time },
-          'stale: the entity already processed a newer event; its ordered handlers are skipped',
-        );
-        if (matched.unordered.length === 0) return { kind: 'stale' };
-        return {
-          kind: 'ran',
-          outcome: await safely(() => runHandlers(matched.unordered)),
-          ordering: 'stale',
-        };
-      }
-      const outcome = await safely(() => runHandlers(matched.handlers));
-      await (outcome.ok
-        ? leases.advance(key, token, position, event.id, linger)
-        : leases.release(key, token, event.id));
-      return { kind: 'ran', outcome, ordering: 'newest' };
+    run(event, matched, runHandlers, linger) {
+      // Without ordered handlers (the common case, every delivery) nothing is decided: no async layer.
+      if (matched.ordered.length === 0) return runHandlers(matched.handlers).then(ran, thrown);
+      return guarded(event, matched, runHandlers, linger);
     },
   };
 }

@@ -11,11 +11,12 @@ import { parseCloudEventEnvelope } from './cloud-event-envelope';
 import { DeliveryContext } from './handler-context';
 import { claimToken } from '../idempotency/claim-token';
 import { decodeBase64Data } from './read-event';
-import { runHandlers, type Outcome } from './run-handlers';
+import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
+import { runHandlers } from './run-handlers';
 
 /** How one try of a queued event ended. */
 export type QueuedRunResult =
-  | { ok: true; status: 'processed' | 'unhandled' | 'duplicate' }
+  | { ok: true; status: 'processed' | 'unhandled' | 'duplicate' | 'stale' }
   | {
       ok: false;
       /** What to keep as the try's error. */
@@ -34,7 +35,12 @@ export interface QueuedRunContext {
   timeoutMs: number;
   /** How long a try's claim holds the event in the ledger. */
   leaseMs: number;
+  /** The per-entity ordering guard, checked here when the job runs, never at enqueue. */
+  guard: OrderingGuard;
 }
+
+/** A job whose entity another job holds comes back after this long, not after a failure's backoff. */
+const ENTITY_BUSY_RETRY_SECONDS = 5;
 
 /** The ledger key of a queued event's handlers, apart from the receiver's key that says "queued". */
 export const handledKey = (key: string) => `handled:${key}`;
@@ -88,33 +94,45 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
       return { ok: false, error, retryLater: undefined, permanent: false };
     }
   }
-  const { handlers, handled } = router.match(event.type);
+  const matched = router.match(event.type);
   const ctx = new DeliveryContext((name) => delivery.headers[name.toLowerCase()], log);
-  const work = runHandlers(router, handlers, event, ctx).catch((error: unknown): Outcome => ({
-    ok: false,
-    errors: [error],
-    retryLater: undefined,
-  }));
+  const work = context.guard.run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx));
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
     work,
     new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, timeoutMs, TIMED_OUT))),
   ]);
   clearTimeout(timer);
-  let outcome: Outcome;
   if (first === TIMED_OUT) {
     ctx.abort(new Error('the job timed out'));
     // The try is over, but its handlers may still write: the claim is settled once they stop.
-    outcome = {
-      ok: false,
-      errors: [new Error(`the handlers ran past ${timeoutMs} ms`)],
-      retryLater: undefined,
-    };
-    void work.then((late) => store?.settle(key, token, late, event.id, () => undefined));
-  } else {
-    outcome = first;
-    if (store !== undefined) await store.settle(key, token, outcome, event.id, () => undefined);
+    void work.then((late) => store?.settle(key, token, claimOutcome(late), event.id, () => undefined));
+    const error = new Error(`the handlers ran past ${timeoutMs} ms`);
+    return { ok: false, error, retryLater: undefined, permanent: false };
   }
-  if (outcome.ok) return { ok: true, status: handled ? 'processed' : 'unhandled' };
-  return { ok: false, error: outcome.errors[0], retryLater: outcome.retryLater, permanent: false };
+  if (store !== undefined) await store.settle(key, token, claimOutcome(first), event.id, () => undefined);
+  return tryResult(first, matched.handled);
+}
+
+/** What a try came to, from what the ordering guard decided and the handlers did. */
+function tryResult(guarded: GuardedRun, handled: boolean): QueuedRunResult {
+  switch (guarded.kind) {
+    case 'stale':
+      return { ok: true, status: 'stale' };
+    case 'busy': {
+      const wait = new RetryLater('another event of this entity is running its ordered handlers', {
+        retryAfterSeconds: ENTITY_BUSY_RETRY_SECONDS,
+      });
+      return { ok: false, error: wait, retryLater: wait, permanent: false };
+    }
+    case 'unavailable': {
+      const error = new Error('the idempotency store is unavailable (entity lease)');
+      return { ok: false, error, retryLater: undefined, permanent: false };
+    }
+    case 'ran': {
+      const { outcome } = guarded;
+      if (outcome.ok) return { ok: true, status: handled ? 'processed' : 'unhandled' };
+      return { ok: false, error: outcome.errors[0], retryLater: outcome.retryLater, permanent: false };
+    }
+  }
 }

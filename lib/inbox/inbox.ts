@@ -49,8 +49,11 @@ export interface JobRecord {
   type: string;
   /** 1 for the first try. */
   attempt: number;
-  /** `retry`: it failed and runs again; `dead`: it failed for good and went to the dead letters. */
-  outcome: 'processed' | 'unhandled' | 'duplicate' | 'retry' | 'dead';
+  /**
+   * `retry`: it failed and runs again; `dead`: it failed for good and went to the dead letters;
+   * `stale`: older than its entity's newest processed event, so its ordered handlers were skipped.
+   */
+  outcome: 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'retry' | 'dead';
   /** How long the try ran. */
   durationMs: number;
   /** How long the event waited, from the receiver queueing it to this try starting. */
