@@ -6,8 +6,7 @@ import { checkBodyTimeout } from '../../core/resolve-receiver-options';
 import { createTokenVerifier, type TokenSource, type TokenVerifier } from '../../core/token-verifier';
 import { resolveLogger, type Logger } from '../../logger';
 import { OptionsError } from '../../options-error';
-import { writeAnswer } from '../node/node-request';
-import { expressRequest } from './express-request';
+import { expressRequest, sendAnswer } from './express-request';
 
 export { CHALLENGE_HEADER } from '../../core/handshake';
 
@@ -61,6 +60,6 @@ export function challengeHandshake(options: ChallengeHandshakeOptions = {}): Exp
   return function challengeHandshake(req, res, next) {
     const echo = answerHandshake(expressRequest(req), settings);
     if (echo === undefined) return next();
-    echo.then((answer) => writeAnswer(res, answer), next);
+    echo.then((answer) => sendAnswer(res, answer), next);
   };
 }

@@ -11,7 +11,7 @@ import { rateLimitedLog } from '../../core/rate-limited-log';
 import { checkRouter } from '../../core/resolve-receiver-options';
 import type { EventRouter } from '../../events/event-router';
 import { resolveLogger } from '../../logger';
-import { writeAnswer } from '../node/node-request';
+import { sendAnswer } from './express-request';
 import { getWebhookEvent } from './read-cloud-event';
 
 export type { DispatchEventOptions };
@@ -50,7 +50,7 @@ export function dispatchEvent(router: EventRouter, options: DispatchEventOptions
       const value = headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
     };
-    void dispatcher.dispatch(event, header).then(({ answer }) => writeAnswer(res, answer));
+    void dispatcher.dispatch(event, header).then(({ answer }) => sendAnswer(res, answer));
   } as DispatchHandler;
   // This step sees requests only from dispatch on; the whole receiver's drain counts from entry.
   const noRequests = new Set<Promise<unknown>>();

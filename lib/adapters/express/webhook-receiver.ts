@@ -1,8 +1,7 @@
 import type { ExpressMiddleware } from './express-types';
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
-import { writeAnswer } from '../node/node-request';
-import { expressRequest } from './express-request';
+import { expressRequest, sendAnswer } from './express-request';
 
 /** Options of {@link webhookReceiver}: the receiver's options, {@link ReceiverOptions}. */
 export type WebhookReceiverOptions = ReceiverOptions;
@@ -29,7 +28,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     if (req.route === undefined && req.path !== '/') return next();
     // handle() never rejects: every failure, ours included, is already a problem+json answer.
     void core.handle(expressRequest(req)).then(({ answer, record }) => {
-      writeAnswer(res, answer);
+      sendAnswer(res, answer);
       core.report(record);
     });
   } as WebhookReceiver;

@@ -1,6 +1,6 @@
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
-import { webBody } from '../../core/web-body';
+import { webBody } from './web-body';
 import { OptionsError } from '../../options-error';
 
 /** A Fetch API handler: Next.js App Router route handlers, Hono, Bun, Deno. */
