@@ -29,6 +29,27 @@ describe.each(DOORS)('store calls bounded by storeTimeoutMs through $name', (doo
     await expect(d.drain({ timeoutMs: 2000 })).resolves.toMatchObject({ drained: true, running: [] });
   });
 
+  it.each([
+    ['does not say it answers at once: its slow claim is cut off at storeTimeoutMs', undefined, 503],
+    ['says it answers at once: no timer is set around its calls, so the slow claim is awaited', true, 200],
+  ])('a store that %s', async (_name, answersAtOnce, status) => {
+    const memory = new MemoryStore();
+    const store: IdempotencyStore = {
+      ...(answersAtOnce === undefined ? {} : { answersAtOnce }),
+      claim: async (key, token, lease) => {
+        await sleep(150);
+        return memory.claim(key, token, lease);
+      },
+      markDone: (key, token, retention) => memory.markDone(key, token, retention),
+      release: (key, token) => memory.release(key, token),
+      get: (key) => memory.get(key),
+    };
+    const router = createEventRouter().on('ag.hid_org.created', () => undefined);
+    const { d } = await start({ router, idempotency: store, storeTimeoutMs: 50 });
+    expect((await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')))).status).toBe(status);
+    memory.close();
+  });
+
   it('gives back a claim that lands after its 503, so the next delivery need not wait out the lease', async () => {
     const memory = new MemoryStore();
     let slow = true;
