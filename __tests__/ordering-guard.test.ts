@@ -12,7 +12,7 @@ import {
   type IdempotencyStore,
 } from '../lib';
 import { prometheusMetrics } from '../lib/metrics';
-import { orderingGuard } from '../lib/core/ordering-guard';
+import { orderingGuard } from '../lib/core/dispatch/ordering-guard';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import type { ResolvedLogger } from '../lib/logger';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';

@@ -43,9 +43,9 @@ export type {
   DeliveryOutcome,
   DeliveryRecord,
 } from './core/delivery-record';
-export type { TokenSource } from './core/token-verifier';
+export type { TokenSource } from './core/auth/token-verifier';
 export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './core/http-problem';
-export type { CloudEventEnvelope } from './core/cloud-event-envelope';
+export type { CloudEventEnvelope } from './core/event/cloud-event-envelope';
 export * from './events/catalogue';
 export type {
   AccessPassState,

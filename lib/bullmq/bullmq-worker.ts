@@ -1,5 +1,5 @@
 import type { ConnectionOptions, Job } from 'bullmq';
-import { inboxWorkerCore } from '../core/inbox-worker-core';
+import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import type { QueuedDelivery } from '../inbox/queued-delivery';

@@ -1,19 +1,17 @@
-import { problemAnswer } from './answers';
 import { callContained } from './call-contained';
-import { drain, type DrainResult } from './drain';
+import { drain, type DrainResult } from './dispatch/drain';
 import { startDeliverySpan, type DeliverySpan } from '../observability/delivery-span';
 import { OptionsError } from '../options-error';
 import { newDeliveryRecord, type DeliveryRecord } from './delivery-record';
-import { INTERNAL, NOT_ALLOWED } from './core-problems';
-import { createDispatcher, type DispatchResult } from './dispatcher';
-import { certificateStep } from './certificate-step';
-import { answerHandshake } from './handshake';
+import { INTERNAL, NOT_ALLOWED, problemAnswer, unauthorized } from './problems';
+import { createDispatcher, type DispatchResult } from './dispatch/dispatcher';
+import { certificateStep } from './auth/certificate-step';
+import { answerHandshake } from './auth/handshake';
 import { HttpProblem } from './http-problem';
 import { rateLimitedLog, type RateLimitedLog } from './rate-limited-log';
-import { createEventReader, type ReadEvent } from './read-event';
+import { createEventReader, type ReadEvent } from './event/read-event';
 import type { ReceiverOptions } from './receiver-options';
 import { resolveReceiverOptions } from './resolve-receiver-options';
-import { unauthorized } from './unauthorized';
 import type { Answer, WebhookRequest } from './webhook-request';
 
 export type { DrainResult };

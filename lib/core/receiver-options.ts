@@ -1,9 +1,9 @@
 import type { EventRouter } from '../events/event-router';
 import type { Logger } from '../logger';
 import type { DeliveryListener } from './delivery-record';
-import { DISPATCH_OPTION_KEYS, type DispatchEventOptions } from './dispatch-options';
-import type { ValidationMode } from './read-event';
-import type { TokenSource } from './token-verifier';
+import { DISPATCH_OPTION_KEYS, type DispatchEventOptions } from './dispatch/dispatch-options';
+import type { ValidationMode } from './event/read-event';
+import type { TokenSource } from './auth/token-verifier';
 import type { MtlsOptions } from '../mtls/mtls-options';
 
 /** The options every door of the receiver takes: Express, node:http and Fetch alike. */

@@ -3,11 +3,11 @@ import { EventRouter } from '../events/event-router';
 import { resolveLogger, type ResolvedLogger } from '../logger';
 import { OptionsError } from '../options-error';
 import type { DeliveryRecord } from './delivery-record';
-import { resolveDispatchOptions, type ResolvedDispatchOptions } from './dispatch-options';
-import { parseLimit } from './parse-limit';
-import type { ValidationMode } from './read-event';
+import { resolveDispatchOptions, type ResolvedDispatchOptions } from './dispatch/dispatch-options';
+import { parseLimit } from './event/parse-limit';
+import type { ValidationMode } from './event/read-event';
 import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from './receiver-options';
-import { createTokenVerifier, type TokenVerifier } from './token-verifier';
+import { createTokenVerifier, type TokenVerifier } from './auth/token-verifier';
 import { createClientCertificateVerifier } from '../mtls/create-client-certificate-verifier';
 import type { ClientCertificateVerifier } from '../mtls/mtls-options';
 

@@ -1,5 +1,5 @@
 import type { Attributes, Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
-import type { CloudEventEnvelope } from '../core/cloud-event-envelope';
+import type { CloudEventEnvelope } from '../core/event/cloud-event-envelope';
 import type { DeliveryRecord } from '../core/delivery-record';
 import type { WebhookRequest } from '../core/webhook-request';
 import type { AnyWebhookEvent } from '../events/webhook-event';

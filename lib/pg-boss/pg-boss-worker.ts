@@ -1,4 +1,4 @@
-import { inboxWorkerCore } from '../core/inbox-worker-core';
+import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';

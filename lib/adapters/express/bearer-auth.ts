@@ -1,7 +1,7 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../core/token-verifier';
-import { unauthorized } from '../../core/unauthorized';
+import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../core/auth/token-verifier';
+import { unauthorized } from '../../core/problems';
 import { authorizationOf } from './express-request';
 
 /** Options of {@link bearerAuth}. */

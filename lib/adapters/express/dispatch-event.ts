@@ -1,12 +1,12 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import { createDispatcher } from '../../core/dispatcher';
-import { drain, type DrainResult } from '../../core/drain';
+import { createDispatcher } from '../../core/dispatch/dispatcher';
+import { drain, type DrainResult } from '../../core/dispatch/drain';
 import {
   DISPATCH_OPTION_KEYS,
   resolveDispatchOptions,
   type DispatchEventOptions,
-} from '../../core/dispatch-options';
+} from '../../core/dispatch/dispatch-options';
 import { rateLimitedLog } from '../../core/rate-limited-log';
 import { checkRouter } from '../../core/resolve-receiver-options';
 import type { EventRouter } from '../../events/event-router';

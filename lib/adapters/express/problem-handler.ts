@@ -1,7 +1,6 @@
 import type { ExpressErrorMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import { problemAnswer } from '../../core/answers';
-import { INTERNAL } from '../../core/core-problems';
+import { INTERNAL, problemAnswer } from '../../core/problems';
 import { HttpProblem } from '../../core/http-problem';
 import { resolveLogger, type Logger } from '../../logger';
 import { sendAnswer } from './express-request';

@@ -1,4 +1,4 @@
-import { bodyProblems } from '../../core/body-problems';
+import { bodyProblems } from '../../core/problems';
 import { HttpProblem } from '../../core/http-problem';
 import type { BodySource } from '../../core/webhook-request';
 

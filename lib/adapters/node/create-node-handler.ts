@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { problemAnswer } from '../../core/answers';
+import { problemAnswer } from '../../core/problems';
 import { HttpProblem } from '../../core/http-problem';
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';

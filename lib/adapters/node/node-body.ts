@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { bodyProblems } from '../../core/body-problems';
+import { bodyProblems } from '../../core/problems';
 import type { BodySource } from '../../core/webhook-request';
 
 type NodeStream = Pick<IncomingMessage, 'on' | 'removeListener' | 'pause' | 'headers'>;

@@ -1,8 +1,8 @@
-import type { EventHandler, EventRouter, HandlerContext } from '../events/event-router';
-import { RetryLater } from '../events/retry-later';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import { activeTracer } from '../observability/active-tracer';
-import { runInHandlerSpan } from '../observability/handler-span';
+import type { EventHandler, EventRouter, HandlerContext } from '../../events/event-router';
+import { RetryLater } from '../../events/retry-later';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import { activeTracer } from '../../observability/active-tracer';
+import { runInHandlerSpan } from '../../observability/handler-span';
 
 /** How the handlers of one delivery ended. */
 export type Outcome =

@@ -1,8 +1,8 @@
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { MemoryStore } from '../idempotency/memory-store';
-import type { Inbox } from '../inbox/inbox';
-import type { Logger } from '../logger';
-import { OptionsError } from '../options-error';
+import type { IdempotencyStore } from '../../idempotency/idempotency-store';
+import { MemoryStore } from '../../idempotency/memory-store';
+import type { Inbox } from '../../inbox/inbox';
+import type { Logger } from '../../logger';
+import { OptionsError } from '../../options-error';
 
 /** Options of {@link dispatchEvent}; the receiver takes the same ones. */
 export interface DispatchEventOptions {

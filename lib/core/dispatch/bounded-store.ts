@@ -1,8 +1,8 @@
-import type { ClaimResult, IdempotencyStore } from '../idempotency/idempotency-store';
-import type { BookkeepingEvent } from './delivery-record';
-import type { ResolvedLogger } from '../logger';
+import type { ClaimResult, IdempotencyStore } from '../../idempotency/idempotency-store';
+import type { BookkeepingEvent } from '../delivery-record';
+import type { ResolvedLogger } from '../../logger';
 import type { ResolvedDispatchOptions } from './dispatch-options';
-import type { RateLimitedLog } from './rate-limited-log';
+import type { RateLimitedLog } from '../rate-limited-log';
 import { retrySpaced } from './retry-spaced';
 import type { Outcome } from './run-handlers';
 import { boundedCall, storeUnavailable } from './store-call';

@@ -1,16 +1,16 @@
-import type { EventRouter } from '../events/event-router';
-import { InvalidEventError } from '../events/invalid-event-error';
-import { normalizeEvent } from '../events/normalize-event';
-import { RetryLater } from '../events/retry-later';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { QueuedDelivery } from '../inbox/queued-delivery';
-import type { ResolvedLogger } from '../logger';
-import { runInJobSpan } from '../observability/job-span';
+import type { EventRouter } from '../../events/event-router';
+import { InvalidEventError } from '../../events/invalid-event-error';
+import { normalizeEvent } from '../../events/normalize-event';
+import { RetryLater } from '../../events/retry-later';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import type { ResolvedLogger } from '../../logger';
+import { runInJobSpan } from '../../observability/job-span';
 import type { BoundedStore } from './bounded-store';
-import { parseCloudEventEnvelope } from './cloud-event-envelope';
+import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
 import { DeliveryContext } from './handler-context';
-import { claimToken } from '../idempotency/claim-token';
-import { decodeBase64Data } from './read-event';
+import { claimToken } from '../../idempotency/claim-token';
+import { decodeBase64Data } from '../event/read-event';
 import { runHandlers, type Outcome } from './run-handlers';
 
 /** How one try of a queued event ended. */

@@ -1,10 +1,10 @@
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { Inbox } from '../inbox/inbox';
-import { queuedDelivery } from '../inbox/queued-delivery';
-import type { ResolvedLogger } from '../logger';
-import { activeTraceparent } from '../observability/active-traceparent';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { Inbox } from '../../inbox/inbox';
+import { queuedDelivery } from '../../inbox/queued-delivery';
+import type { ResolvedLogger } from '../../logger';
+import { activeTraceparent } from '../../observability/active-traceparent';
 import type { Outcome } from './run-handlers';
-import { withTimeout } from './with-timeout';
+import { withTimeout } from '../with-timeout';
 
 /**
  * Puts a claimed event in the inbox, bounded by `storeTimeoutMs`, as an outcome the idempotency

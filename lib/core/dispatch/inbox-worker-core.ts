@@ -1,15 +1,15 @@
-import { checkOptionKeys } from '../check-option-keys';
-import type { EventRouter } from '../events/event-router';
-import type { RetryLater } from '../events/retry-later';
-import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../inbox/inbox';
-import type { QueuedDelivery } from '../inbox/queued-delivery';
-import { resolveLogger, type ResolvedLogger } from '../logger';
-import { OptionsError } from '../options-error';
+import { checkOptionKeys } from '../../check-option-keys';
+import type { EventRouter } from '../../events/event-router';
+import type { RetryLater } from '../../events/retry-later';
+import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../../inbox/inbox';
+import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import { resolveLogger, type ResolvedLogger } from '../../logger';
+import { OptionsError } from '../../options-error';
 import { boundedStore } from './bounded-store';
-import { callContained } from './call-contained';
+import { callContained } from '../call-contained';
 import { resolveDispatchOptions } from './dispatch-options';
-import { rateLimitedLog } from './rate-limited-log';
-import { checkRouter } from './resolve-receiver-options';
+import { rateLimitedLog } from '../rate-limited-log';
+import { checkRouter } from '../resolve-receiver-options';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
 
 const WORKER_OPTION_KEYS = [
