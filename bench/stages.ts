@@ -7,6 +7,7 @@ import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { decodeUtf8, parseJsonText } from '../lib/core/event/parse-json-body';
 import { createReceiverCore } from '../lib/core/receiver-core';
 import type { WebhookRequest } from '../lib/core/webhook-request';
+import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { checkEventRules } from '../lib/events/event-rules';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { eventBody, TOKEN } from './bench-events';
@@ -48,6 +49,7 @@ export function makeCore(store = new MemoryStore({ logger: false })) {
       idempotency: store,
     },
     'bench',
+    openTelemetryTracing,
   );
 }
 

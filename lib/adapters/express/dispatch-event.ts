@@ -11,6 +11,7 @@ import { rateLimitedLog } from '../../core/rate-limited-log';
 import { checkRouter } from '../../core/resolve-receiver-options';
 import type { EventRouter } from '../../events/event-router';
 import { resolveLogger } from '../../logger';
+import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { sendAnswer } from './express-request';
 import { getWebhookEvent } from './read-cloud-event';
 
@@ -36,6 +37,7 @@ export function dispatchEvent(router: EventRouter, options: DispatchEventOptions
     resolveDispatchOptions(options, 'dispatchEvent'),
     log,
     rateLimitedLog(log),
+    openTelemetryTracing,
   );
 
   const handler = function dispatchEvent(req, res, next) {

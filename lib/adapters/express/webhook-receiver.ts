@@ -1,6 +1,7 @@
 import type { ExpressMiddleware } from './express-types';
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
+import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { expressRequest, sendAnswer } from './express-request';
 
 /** Options of {@link webhookReceiver}: the receiver's options, {@link ReceiverOptions}. */
@@ -21,7 +22,7 @@ export type WebhookReceiver = ExpressMiddleware & {
  * `app.use(path, …)`: it answers that path itself, and passes sub-paths on to `next()`.
  */
 export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
-  const core = createReceiverCore(options, 'webhookReceiver');
+  const core = createReceiverCore(options, 'webhookReceiver', openTelemetryTracing);
   const receiver = function webhookReceiver(req, res, next) {
     // Mounted with app.use(path, …), it answers that path only; as a route handler
     // (app.post(path, …)), Express already matched the path.

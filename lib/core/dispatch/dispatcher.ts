@@ -12,6 +12,7 @@ import { claimToken } from '../../idempotency/claim-token';
 import { idempotencyKey } from '../../idempotency/store-keys';
 import type { RateLimitedLog } from '../rate-limited-log';
 import { orderingGuard, type GuardedRun } from './ordering-guard';
+import type { TracingHooks } from '../tracing';
 import { runHandlers, type Outcome } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 
@@ -50,6 +51,7 @@ export function createDispatcher(
   options: ResolvedDispatchOptions,
   log: ResolvedLogger,
   warn: RateLimitedLog,
+  tracing: TracingHooks,
   onBookkeeping?: (event: BookkeepingEvent) => void,
 ): Dispatcher {
   const { timeoutMs, scope } = options;
@@ -80,8 +82,8 @@ export function createDispatcher(
     // Without ordered handlers (the common case) the guard has nothing to decide: no layer of it.
     const guarded =
       matched.ordered.length === 0
-        ? runHandlers(router, matched.handlers, event, ctx).then(ran, thrown)
-        : guard.run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx), linger);
+        ? runHandlers(router, matched.handlers, event, ctx, tracing).then(ran, thrown)
+        : guard.run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx, tracing), linger);
     const work =
       store === undefined
         ? guarded
@@ -115,7 +117,15 @@ export function createDispatcher(
     }
 
     if (options.inbox !== undefined) {
-      const queued = enqueueDelivery(options.inbox, key, event, header, options.storeTimeoutMs, log);
+      const queued = enqueueDelivery(
+        options.inbox,
+        key,
+        event,
+        header,
+        options.storeTimeoutMs,
+        log,
+        tracing.traceparent(),
+      );
       const settled = queued.then((outcome) =>
         store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
       );

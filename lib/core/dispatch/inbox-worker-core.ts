@@ -10,6 +10,7 @@ import { callContained } from '../call-contained';
 import { resolveDispatchOptions } from './dispatch-options';
 import { rateLimitedLog } from '../rate-limited-log';
 import { checkRouter } from '../resolve-receiver-options';
+import type { TracingHooks } from '../tracing';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
 
 const WORKER_OPTION_KEYS = [
@@ -76,6 +77,7 @@ export function inboxWorkerCore(
   router: EventRouter,
   options: InboxWorkerOptions = {},
   where: string,
+  tracing: TracingHooks,
 ): InboxWorkerCore {
   if (typeof options !== 'object' || options === null)
     throw new OptionsError('ERR_SW_OPTION', where, 'options must be an object');
@@ -94,7 +96,7 @@ export function inboxWorkerCore(
     where,
   );
   const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, rateLimitedLog(log));
-  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs };
+  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs, tracing };
   const attempts = whole(options.attempts, 'attempts', where, 13);
   const delayAfter = (attempt: number, retryLater: RetryLater | undefined) =>
     retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;

@@ -5,13 +5,13 @@ import { RetryLater } from '../../events/retry-later';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { QueuedDelivery } from '../../inbox/queued-delivery';
 import type { ResolvedLogger } from '../../logger';
-import { runInJobSpan } from '../../observability/job-span';
 import type { BoundedStore } from './bounded-store';
 import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
 import { DeliveryContext } from './handler-context';
 import { claimToken } from '../../idempotency/claim-token';
 import { decodeBase64Data } from '../event/read-event';
 import { runHandlers, type Outcome } from './run-handlers';
+import type { TracingHooks } from '../tracing';
 
 /** How one try of a queued event ended. */
 export type QueuedRunResult =
@@ -34,6 +34,8 @@ export interface QueuedRunContext {
   timeoutMs: number;
   /** How long a try's claim holds the event in the ledger. */
   leaseMs: number;
+  /** The hooks each try is traced through (the worker gives OpenTelemetry's). */
+  tracing: TracingHooks;
 }
 
 /** The ledger key of a queued event's handlers, apart from the receiver's key that says "queued". */
@@ -59,7 +61,7 @@ export function runQueuedEvent(
   delivery: QueuedDelivery,
   attempt: number,
 ): Promise<QueuedRunResult> {
-  return runInJobSpan(delivery, attempt, () => runTry(context, delivery));
+  return context.tracing.job(delivery, attempt, () => runTry(context, delivery));
 }
 
 async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Promise<QueuedRunResult> {
@@ -90,11 +92,13 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
   }
   const { handlers, handled } = router.match(event.type);
   const ctx = new DeliveryContext((name) => delivery.headers[name.toLowerCase()], log);
-  const work = runHandlers(router, handlers, event, ctx).catch((error: unknown): Outcome => ({
-    ok: false,
-    errors: [error],
-    retryLater: undefined,
-  }));
+  const work = runHandlers(router, handlers, event, ctx, context.tracing).catch(
+    (error: unknown): Outcome => ({
+      ok: false,
+      errors: [error],
+      retryLater: undefined,
+    }),
+  );
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
     work,
