@@ -32,7 +32,7 @@ describe('DeliverySpan, with an SDK that throws', () => {
       throw new Error('sdk down');
     });
     expect(() => trace.begin(envelope, event)).not.toThrow();
-    expect(() => trace.end(newDeliveryRecord(null))).not.toThrow();
+    expect(() => trace.end(newDeliveryRecord(undefined))).not.toThrow();
     expect(failures).toHaveLength(2);
   });
 

@@ -15,6 +15,11 @@ export interface ReceiverOptions extends DispatchEventOptions {
    */
   bearerTokens?: TokenSource;
   /**
+   * The bound on a `bearerTokens` function (a secrets manager, say): one that has not settled by then
+   * counts as failed, and the delivery is answered 503 + `Retry-After`. Defaults to `5_000` ms.
+   */
+  bearerTokensTimeoutMs?: number;
+  /**
    * Client-certificate authentication, for webhooks created with `auth_method: 'mtls'`: where the
    * certificate comes from (the TLS socket by default, or a trusted proxy's header) and what it must
    * match. Checked before the handshake and every delivery. Defaults to none (bearer tokens only).
@@ -43,6 +48,7 @@ export interface ReceiverOptions extends DispatchEventOptions {
 
 export const RECEIVER_OPTION_KEYS: readonly string[] = [
   'bearerTokens',
+  'bearerTokensTimeoutMs',
   'mtls',
   'router',
   'limit',

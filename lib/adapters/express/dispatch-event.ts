@@ -3,6 +3,7 @@ import { checkOptionKeys } from '../../check-option-keys';
 import { createDispatcher } from '../../core/dispatch/dispatcher';
 import { drain, type DrainResult } from '../../core/dispatch/drain';
 import {
+  checkMovedOptions,
   DISPATCH_OPTION_KEYS,
   resolveDispatchOptions,
   type DispatchEventOptions,
@@ -30,6 +31,7 @@ export type DispatchHandler = ExpressMiddleware & {
  */
 export function dispatchEvent(router: EventRouter, options: DispatchEventOptions = {}): DispatchHandler {
   checkRouter(router, 'dispatchEvent');
+  checkMovedOptions(options, 'dispatchEvent');
   checkOptionKeys(options, DISPATCH_OPTION_KEYS, 'dispatchEvent');
   const log = resolveLogger(options.logger, 'dispatchEvent');
   const dispatcher = createDispatcher(

@@ -92,7 +92,11 @@ export function inboxWorkerCore(
   // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store.
   // A killed worker's claim frees up after twice the bound of a try, not the receiver's minute.
   const dispatch = resolveDispatchOptions(
-    { idempotency: options.idempotency, timeoutMs, leaseMs: 2 * timeoutMs, logger: options.logger },
+    {
+      idempotency: { store: options.idempotency, leaseMs: 2 * timeoutMs },
+      timeoutMs,
+      logger: options.logger,
+    },
     where,
   );
   const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, rateLimitedLog(log));
