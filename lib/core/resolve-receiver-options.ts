@@ -3,11 +3,8 @@ import { EventRouter } from '../events/event-router';
 import { resolveLogger, type ResolvedLogger } from '../logger';
 import { OptionsError } from '../options-error';
 import type { DeliveryRecord } from './delivery-record';
-import {
-  checkMovedOptions,
-  resolveDispatchOptions,
-  type ResolvedDispatchOptions,
-} from './dispatch/dispatch-options';
+import { resolveDispatchOptions, type ResolvedDispatchOptions } from './dispatch/dispatch-options';
+import { checkMovedOptions } from './dispatch/idempotency-settings';
 import { parseLimit } from './event/parse-limit';
 import type { ValidationMode } from './event/read-event';
 import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from './receiver-options';

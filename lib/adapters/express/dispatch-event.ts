@@ -3,11 +3,11 @@ import { checkOptionKeys } from '../../check-option-keys';
 import { createDispatcher } from '../../core/dispatch/dispatcher';
 import { drain, type DrainResult } from '../../core/dispatch/drain';
 import {
-  checkMovedOptions,
   DISPATCH_OPTION_KEYS,
   resolveDispatchOptions,
   type DispatchEventOptions,
 } from '../../core/dispatch/dispatch-options';
+import { checkMovedOptions } from '../../core/dispatch/idempotency-settings';
 import { rateLimitedLog } from '../../core/rate-limited-log';
 import { checkRouter } from '../../core/resolve-receiver-options';
 import type { EventRouter } from '../../events/event-router';

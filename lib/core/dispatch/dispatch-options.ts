@@ -1,9 +1,9 @@
 import type { IdempotencyStore } from '../../idempotency/idempotency-store';
 import { MemoryStore } from '../../idempotency/memory-store';
 import type { Inbox } from '../../inbox/inbox';
-import { checkOptionKeys } from '../../check-option-keys';
 import type { Logger } from '../../logger';
 import { OptionsError } from '../../options-error';
+import { checkMovedOptions, idempotencySettings, STORE_METHODS } from './idempotency-settings';
 
 /**
  * How processed events are remembered, so a redelivery does not run the handlers again. Given as
@@ -66,25 +66,6 @@ export const DISPATCH_OPTION_KEYS = [
   'inbox',
 ] as const;
 
-const IDEMPOTENCY_KEYS = ['store', 'scope', 'leaseMs', 'retentionMs', 'timeoutMs'] as const;
-
-/** The flat names of 0.x before issue 23, and where each lives now. */
-export const MOVED_OPTIONS: Readonly<Record<string, string>> = {
-  name: 'idempotency: { scope }',
-  leaseMs: 'idempotency: { leaseMs }',
-  retentionMs: 'idempotency: { retentionMs }',
-  storeTimeoutMs: 'idempotency: { timeoutMs } (and bearerTokensTimeoutMs for a bearerTokens function)',
-};
-
-/** Throws, naming the new place, when an option of the old flat layout is passed. */
-export function checkMovedOptions(options: object, where: string): void {
-  for (const key of Object.keys(options)) {
-    const place = MOVED_OPTIONS[key];
-    if (place === undefined) continue;
-    throw new OptionsError('ERR_SW_OPTION', where, `option "${key}" has moved; did you mean ${place}?`);
-  }
-}
-
 export interface ResolvedDispatchOptions {
   timeoutMs: number;
   leaseMs: number;
@@ -96,8 +77,6 @@ export interface ResolvedDispatchOptions {
   store: IdempotencyStore | false;
   inbox: Inbox | undefined;
 }
-
-const STORE_METHODS = ['claim', 'markDone', 'release', 'get'] as const;
 
 const SEVEN_HOURS = 7 * 60 * 60 * 1000;
 /** setTimeout's largest delay; a longer one fires at once. */
@@ -145,27 +124,6 @@ function checkInbox(inbox: unknown, where: string): Inbox | undefined {
     );
   }
   return inbox as Inbox;
-}
-
-/** A store given bare, told apart from the settings object by its methods. */
-function isStore(value: object): boolean {
-  return STORE_METHODS.some((method) => method in value);
-}
-
-function idempotencySettings(value: unknown, where: string): IdempotencyOptions {
-  if (value === undefined || value === false) return { store: value };
-  if (typeof value === 'object' && value !== null && !isStore(value)) {
-    if ('name' in value) {
-      throw new OptionsError(
-        'ERR_SW_OPTION',
-        `${where} idempotency`,
-        'unknown option "name"; did you mean "scope"?',
-      );
-    }
-    checkOptionKeys(value, IDEMPOTENCY_KEYS, `${where} idempotency`);
-    return value as IdempotencyOptions;
-  }
-  return { store: value as IdempotencyStore };
 }
 
 /** Checks and completes the options once, at construction. */
