@@ -85,12 +85,11 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
     const ran: string[] = [];
     const routed = (name: string) =>
       createEventRouter().on('ag.access_pass.issued', () => void ran.push(name));
-    const { door: a } = await start({ idempotency: store, name: 'a', router: routed('a') });
+    const { door: a } = await start({ idempotency: { store, scope: 'a' }, router: routed('a') });
     const b = await door.open({
       bearerTokens: [TOKEN],
       logger: false,
-      idempotency: store,
-      name: 'b',
+      idempotency: { store, scope: 'b' },
       router: routed('b'),
     });
     try {
@@ -192,20 +191,25 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
   it.each([
     ['rejects', failingStore(async () => Promise.reject(new Error('ECONNREFUSED')))],
     ['never settles', failingStore(() => new Promise(() => undefined))],
-  ])('answers 503 when the store %s, within storeTimeoutMs, and runs no handler', async (_name, store) => {
-    const { door: d, runs } = await start({ idempotency: store, storeTimeoutMs: 100 });
-    const started = Date.now();
-    const answer = await d.send(delivery(issued()));
-    expect(answer.status).toBe(503);
-    expect(answer.headers['retry-after']).toBe('30');
-    expect(JSON.parse(answer.text)).toMatchObject({ type: 'urn:service-webhooks:problem:store-unavailable' });
-    expect(Date.now() - started).toBeLessThan(2000);
-    expect(runs.size).toBe(0);
-  });
+  ])(
+    'answers 503 when the store %s, within idempotency.timeoutMs, and runs no handler',
+    async (_name, store) => {
+      const { door: d, runs } = await start({ idempotency: { store, timeoutMs: 100 } });
+      const started = Date.now();
+      const answer = await d.send(delivery(issued()));
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('30');
+      expect(JSON.parse(answer.text)).toMatchObject({
+        type: 'urn:service-webhooks:problem:store-unavailable',
+      });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(runs.size).toBe(0);
+    },
+  );
 
   it('keeps one store for its events: a MemoryStore shared by the app sees the event done', async () => {
     const store = new MemoryStore();
-    const { door: d } = await start({ idempotency: store, name: 'shop' });
+    const { door: d } = await start({ idempotency: { store, scope: 'shop' } });
     await d.send(delivery(issued({}, 'evt_store')));
     expect(store.size).toBe(1);
     store.close();
@@ -257,7 +261,7 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
     const onDelivery = Object.assign(() => undefined, {
       onBookkeeping: (e: string) => void bookkeeping.push(e),
     });
-    const options = { idempotency: store, timeoutMs: 20, leaseMs: 100, router, onDelivery };
+    const options = { idempotency: { store, leaseMs: 100 }, timeoutMs: 20, router, onDelivery };
     const { door: a } = await start(options);
     const b = await door.open({ bearerTokens: [TOKEN], logger: false, ...options });
     try {

@@ -189,10 +189,10 @@ describe.each(DOORS)('token lists through $name', (door) => {
     expect([(await send('tok_old')).status, (await send('tok_new')).status]).toEqual([401, 200]);
   });
 
-  it('bounds an async token function that never settles: 503 within storeTimeoutMs', async () => {
+  it('bounds an async token function that never settles: 503 within bearerTokensTimeoutMs', async () => {
     const { d, seen } = await start({
       bearerTokens: () => new Promise<string[]>(() => undefined),
-      storeTimeoutMs: 100,
+      bearerTokensTimeoutMs: 100,
     });
     const answer = await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')));
     expect([answer.status, answer.headers['retry-after']]).toEqual([503, '30']);

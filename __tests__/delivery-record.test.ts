@@ -198,7 +198,7 @@ const ROWS: Row[] = [
       problem: 'store-unavailable',
       handlerMs: null,
     },
-    options: { idempotency: failingStore, storeTimeoutMs: 100 },
+    options: { idempotency: { store: failingStore, timeoutMs: 100 } },
   },
 ];
 

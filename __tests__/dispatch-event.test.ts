@@ -183,10 +183,13 @@ describe('dispatchEvent: the delivery contract', () => {
     ['a zero timeout', () => dispatchEvent(createEventRouter(), { timeoutMs: 0 })],
     [
       'a lease shorter than the timeout',
-      () => dispatchEvent(createEventRouter(), { timeoutMs: 5000, leaseMs: 1000 }),
+      () => dispatchEvent(createEventRouter(), { timeoutMs: 5000, idempotency: { leaseMs: 1000 } }),
     ],
-    ['a store without methods', () => dispatchEvent(createEventRouter(), { idempotency: {} as never })],
-    ['a numeric name', () => dispatchEvent(createEventRouter(), { name: 7 as never })],
+    [
+      'a store missing methods',
+      () => dispatchEvent(createEventRouter(), { idempotency: { claim: () => undefined } as never }),
+    ],
+    ['a numeric scope', () => dispatchEvent(createEventRouter(), { idempotency: { scope: 7 as never } })],
   ])('throws at construction for %s', (_name, build) => {
     expect(build).toThrow(OptionsError);
   });
@@ -391,8 +394,7 @@ describe('dispatchEvent: idempotency', () => {
       webhookReceiver({
         bearerTokens: [TOKEN],
         router: createEventRouter().on('ag.hid_org.created', () => void runs.push('a')),
-        idempotency: store,
-        name: 'a',
+        idempotency: { store, scope: 'a' },
         logger: false,
       }),
     );
@@ -401,8 +403,7 @@ describe('dispatchEvent: idempotency', () => {
       webhookReceiver({
         bearerTokens: [TOKEN],
         router: createEventRouter().on('ag.hid_org.created', () => void runs.push('b')),
-        idempotency: store,
-        name: 'b',
+        idempotency: { store, scope: 'b' },
         logger: false,
       }),
     );

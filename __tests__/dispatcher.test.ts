@@ -15,7 +15,7 @@ describe.each(DOORS)('the lease of a running event through $name', (door) => {
       started++;
       return new Promise(() => undefined);
     });
-    const { d } = await start({ router, timeoutMs: 30, leaseMs: 60 });
+    const { d } = await start({ router, timeoutMs: 30, idempotency: { leaseMs: 60 } });
     const event = buildEvent('ag.hid_org.created', {}, { id: 'evt_hung' });
     expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(503);
     await sleep(100);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { eventPosition, sortableTime } from '../lib/core/event-position';
+import { eventPosition, sortableTime } from '../lib/core/dispatch/event-position';
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 20261124);
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { entityOf, EVENT_TYPES } from '../lib';
-import { cloudEventEnvelopeSchema, fastEnvelope } from '../lib/core/cloud-event-envelope';
+import { cloudEventEnvelopeSchema, fastEnvelope } from '../lib/core/event/cloud-event-envelope';
 import { dataSchemas, EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
 import { DATE, DATETIME_LOCAL, DATETIME_OFFSET } from '../lib/events/fast-event-data';
 import { z } from 'zod';

@@ -97,10 +97,12 @@ describe('the receiver under a flaky logger, a slow store and hung handlers', ()
       bearerTokens: [TOKEN],
       router,
       timeoutMs: TIMEOUT_MS,
-      leaseMs: LEASE_MS,
-      storeTimeoutMs: STORE_TIMEOUT_MS,
       retryAfterSeconds: 1,
-      idempotency: slowStore(memory, random, figures),
+      idempotency: {
+        store: slowStore(memory, random, figures),
+        leaseMs: LEASE_MS,
+        timeoutMs: STORE_TIMEOUT_MS,
+      },
       logger: flakyLogger(random),
     };
 

@@ -112,8 +112,8 @@ describe.each(ENGINES)('the inbox contract on $name', (engine) => {
         },
       );
 
-      it('answers 503 + Retry-After when the queue does not confirm in storeTimeoutMs; the retry queues it once', async () => {
-        const { d, inbox } = await open({ storeTimeoutMs: 400, retryAfterSeconds: 11 });
+      it('answers 503 + Retry-After when the queue does not confirm in idempotency.timeoutMs; the retry queues it once', async () => {
+        const { d, inbox } = await open({ idempotency: { timeoutMs: 400 }, retryAfterSeconds: 11 });
         // Make sure the queue is set up before the server freezes, so the freeze hits the enqueue.
         await inbox.status();
         const request = delivery(issued({}, 'evt_frozen'));

@@ -100,9 +100,6 @@ describe('an unknown option name is refused with a "did you mean" hint', () => {
     ['readCloudEvent', { validate: 'lenient' }, 'validation'],
     ['readCloudEvent', { bodyTimeout: 500 }, 'bodyTimeoutMs'],
     ['dispatchEvent', { timeout: 500 }, 'timeoutMs'],
-    ['dispatchEvent', { lease: 60_000 }, 'leaseMs'],
-    ['dispatchEvent', { retention: 1000 }, 'retentionMs'],
-    ['dispatchEvent', { storeTimeout: 1000 }, 'storeTimeoutMs'],
     ['problemHandler', { log: console }, 'logger'],
     ['MemoryStore', { maxEntry: 10 }, 'maxEntries'],
     ['MemoryStore', { sweepInterval: 1000 }, 'sweepIntervalMs'],
@@ -194,11 +191,16 @@ describe('a bad option value is refused at construction, with its rule', () => {
     ['webhookReceiver', { timeoutMs: -1 }, 'ERR_SW_TIMEOUT', /timeoutMs must be a positive/],
     ['webhookReceiver', { timeoutMs: '500' }, 'ERR_SW_TIMEOUT', /timeoutMs/],
     ['webhookReceiver', { timeoutMs: 2 ** 31 }, 'ERR_SW_TIMEOUT', /up to 2\^31-1/],
-    ['webhookReceiver', { leaseMs: 5_000, timeoutMs: 10_000 }, 'ERR_SW_TIMEOUT', /longer than timeoutMs/],
+    [
+      'webhookReceiver',
+      { idempotency: { leaseMs: 5_000 }, timeoutMs: 10_000 },
+      'ERR_SW_TIMEOUT',
+      /idempotency\.leaseMs must be longer than timeoutMs/,
+    ],
     ['webhookReceiver', { validation: 'loose' }, 'ERR_SW_VALIDATION', /'strict' or 'lenient'/],
     ['webhookReceiver', { logger: 'console' }, 'ERR_SW_LOGGER', /logger must be an object/],
-    ['webhookReceiver', { idempotency: {} }, 'ERR_SW_STORE', /IdempotencyStore/],
-    ['webhookReceiver', { name: 5 }, 'ERR_SW_NAME', /name must be a string/],
+    ['webhookReceiver', { idempotency: { get: () => null } }, 'ERR_SW_STORE', /IdempotencyStore/],
+    ['webhookReceiver', { idempotency: { scope: 5 } }, 'ERR_SW_NAME', /idempotency\.scope must be a string/],
     ['webhookReceiver', { requireTokenOnHandshake: 'yes' }, 'ERR_SW_OPTION', /must be a boolean/],
     ['webhookReceiver', { bodyTimeoutMs: 0 }, 'ERR_SW_TIMEOUT', /bodyTimeoutMs/],
     ['webhookReceiver', { onDelivery: 'log' }, 'ERR_SW_OPTION', /onDelivery must be a function/],
@@ -206,7 +208,13 @@ describe('a bad option value is refused at construction, with its rule', () => {
     ['createNodeHandler', { path: 'hooks' }, 'ERR_SW_OPTION', /path must be a string starting with "\/"/],
     ['createNodeHandler', { bearerTokens: [] }, 'ERR_SW_TOKENS', /bearerTokens/],
     ['createFetchHandler', { limit: '2 MiB' }, 'ERR_SW_LIMIT', /b, kb, mb, gb/],
-    ['createFetchHandler', { storeTimeoutMs: Number.NaN }, 'ERR_SW_TIMEOUT', /storeTimeoutMs/],
+    [
+      'createFetchHandler',
+      { idempotency: { timeoutMs: Number.NaN } },
+      'ERR_SW_TIMEOUT',
+      /idempotency\.timeoutMs/,
+    ],
+    ['createFetchHandler', { bearerTokensTimeoutMs: 0 }, 'ERR_SW_TIMEOUT', /bearerTokensTimeoutMs/],
     ['challengeHandshake', { requireToken: true }, 'ERR_SW_TOKENS', /needs tokens/],
     ['challengeHandshake', { requireToken: 'yes' }, 'ERR_SW_OPTION', /requireToken must be a boolean/],
     ['challengeHandshake', { tokens: [] }, 'ERR_SW_TOKENS', /non-empty array/],
@@ -224,7 +232,12 @@ describe('a bad option value is refused at construction, with its rule', () => {
     ['readCloudEvent', { limit: '500k' }, 'ERR_SW_LIMIT', /b, kb, mb, gb/],
     ['readCloudEvent', { validation: 'STRICT' }, 'ERR_SW_VALIDATION', /'strict' or 'lenient'/],
     ['dispatchEvent', { idempotency: { claim: () => 'claimed' } }, 'ERR_SW_STORE', /markDone/],
-    ['dispatchEvent', { retentionMs: Number.POSITIVE_INFINITY }, 'ERR_SW_TIMEOUT', /retentionMs/],
+    [
+      'dispatchEvent',
+      { idempotency: { retentionMs: Number.POSITIVE_INFINITY } },
+      'ERR_SW_TIMEOUT',
+      /idempotency\.retentionMs/,
+    ],
     ['problemHandler', { logger: true }, 'ERR_SW_LOGGER', /logger/],
     ['MemoryStore', { maxEntries: 0 }, 'ERR_SW_STORE', /maxEntries must be a positive whole number/],
     ['MemoryStore', { sweepIntervalMs: 1.5 }, 'ERR_SW_STORE', /sweepIntervalMs/],
@@ -242,6 +255,48 @@ describe('a bad option value is refused at construction, with its rule', () => {
   it('never repeats a token in the error', () => {
     const error = thrownBy('webhookReceiver', { bearerTokens: ['tok_secret', 'has space tok_secret2'] });
     expect(error.message).not.toContain('tok_secret');
+  });
+});
+
+describe('the idempotency settings, nested since issue 23', () => {
+  const moved: [string, string][] = [
+    ['name', 'idempotency: { scope }'],
+    ['leaseMs', 'idempotency: { leaseMs }'],
+    ['retentionMs', 'idempotency: { retentionMs }'],
+    ['storeTimeoutMs', 'idempotency: { timeoutMs }'],
+  ];
+  const doors = ['webhookReceiver', 'createNodeHandler', 'createFetchHandler', 'dispatchEvent'];
+
+  it.each(doors.flatMap((door) => moved.map(([key, place]) => [door, key, place] as const)))(
+    '%s refuses the old flat %s, naming its new place',
+    (door, key, place) => {
+      const error = thrownBy(door, { [key]: key === 'name' ? 'shop' : 60_000 });
+      expect(error.code).toBe('ERR_SW_OPTION');
+      expect(error.message).toContain(`option "${key}" has moved; did you mean ${place}`);
+    },
+  );
+
+  it.each([
+    [{ lease: 60_000 }, 'leaseMs'],
+    [{ retention: 1000 }, 'retentionMs'],
+    [{ storeTimeoutMs: 1000 }, 'timeoutMs'],
+    [{ name: 'shop' }, 'scope'],
+  ])('a misspelled setting %j → did you mean "%s"?', (settings, hint) => {
+    const error = thrownBy('dispatchEvent', { idempotency: settings });
+    expect(error.message).toMatch(/^\[service-webhooks\] dispatchEvent idempotency: unknown option/);
+    expect(error.message).toContain(`did you mean "${hint}"?`);
+  });
+
+  it('takes a bare store as short for { store }, and { store } with settings alike', () => {
+    const store = new MemoryStore({ logger: false });
+    expect(() => dispatchEvent(createEventRouter(), { idempotency: store })).not.toThrow();
+    expect(() =>
+      dispatchEvent(createEventRouter(), {
+        idempotency: { store, scope: 'shop', leaseMs: 60_000, retentionMs: 1000, timeoutMs: 100 },
+      }),
+    ).not.toThrow();
+    expect(() => dispatchEvent(createEventRouter(), { idempotency: {} })).not.toThrow();
+    store.close();
   });
 });
 

@@ -12,7 +12,7 @@ import {
   type IdempotencyStore,
 } from '../lib';
 import { prometheusMetrics } from '../lib/metrics';
-import { orderingGuard } from '../lib/core/ordering-guard';
+import { orderingGuard } from '../lib/core/dispatch/ordering-guard';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import type { ResolvedLogger } from '../lib/logger';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
@@ -48,14 +48,15 @@ function gate() {
 
 function receiver(
   router: EventRouter,
-  idempotency: IdempotencyStore = new MemoryStore({ logger: false }),
+  store: IdempotencyStore = new MemoryStore({ logger: false }),
   extra = {},
+  storeSettings: { timeoutMs?: number; leaseMs?: number } = {},
 ) {
   const records: DeliveryRecord[] = [];
   const handle = createFetchHandler({
     bearerTokens: [TOKEN],
     router,
-    idempotency,
+    idempotency: { store, ...storeSettings },
     logger: false,
     onDelivery: (record) => void records.push(record),
     ...extra,
@@ -247,7 +248,7 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
 
   it('answers 503, unacknowledged, when the store cannot lease the entity, or takes too long', async () => {
     let mode: 'reject' | 'hang' | 'answer' = 'reject';
-    // Not a MemoryStore, so its calls are bounded by storeTimeoutMs as a shared store's are.
+    // Not a MemoryStore, so its calls are bounded by idempotency.timeoutMs as a shared store's are.
     const broken = {
       ...bare(),
       leaseEntity: () =>
@@ -260,7 +261,7 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
       releaseEntity: () => Promise.resolve(),
     } as IdempotencyStore;
     const { router, seen } = orderedRouter();
-    const { send, records } = receiver(router, broken, { storeTimeoutMs: 100 });
+    const { send, records } = receiver(router, broken, {}, { timeoutMs: 100 });
     const pass = newPass();
     const rejected = passEvent(pass, 1);
     expect((await send(rejected)).status).toBe(503);
@@ -277,7 +278,7 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
     expect(seen).toEqual([rejected.id]);
   });
 
-  it('gives back a lease that landed after storeTimeoutMs, so the entity is not held for a whole lease', async () => {
+  it('gives back a lease that landed after idempotency.timeoutMs, so the entity is not held for a whole lease', async () => {
     const memory = new MemoryStore({ logger: false });
     const landed = gate();
     const released = gate();
@@ -295,7 +296,7 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
       },
     } as IdempotencyStore;
     const { router, seen } = orderedRouter();
-    const { send } = receiver(router, store, { storeTimeoutMs: 50 });
+    const { send } = receiver(router, store, {}, { timeoutMs: 50 });
     const pass = newPass();
     expect((await send(passEvent(pass, 1))).status).toBe(503);
     landed.open();
@@ -372,7 +373,7 @@ describe('an ordered handler past timeoutMs', () => {
       },
       { ordering: 'newest-wins' },
     );
-    const { send } = receiver(router, undefined, { timeoutMs: 50, leaseMs: 60_000 });
+    const { send } = receiver(router, undefined, { timeoutMs: 50 }, { leaseMs: 60_000 });
     expect((await send(slow)).status).toBe(503);
     expect((await send(passEvent(pass, 6))).status).toBe(409);
     held.open();

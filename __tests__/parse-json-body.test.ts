@@ -1,5 +1,5 @@
 import { createEventRouter } from '../lib';
-import { parseJsonText } from '../lib/core/parse-json-body';
+import { parseJsonText } from '../lib/core/event/parse-json-body';
 import { buildEvent } from '../lib/testing';
 import { bodyDelivery, doorReceiver } from './support/door-receiver';
 import { DOORS } from './support/doors';

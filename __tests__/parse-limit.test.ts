@@ -5,7 +5,7 @@ import {
   readCloudEvent,
   webhookReceiver,
 } from 'service-webhooks';
-import { parseLimit } from '../lib/core/parse-limit';
+import { parseLimit } from '../lib/core/event/parse-limit';
 
 const ACCEPTED_FORMS = /positive whole number of bytes.*b, kb, mb, gb.*'512kb'.*'1mb'/;
 

@@ -232,11 +232,11 @@ describeWithRedis('a receiver on RedisStore while Redis goes away and comes back
 });
 
 describeWithRedis('a receiver on RedisStore while Redis stops answering', () => {
-  it('503 within storeTimeoutMs, no handler run; the late claim is given back, so the event is processed once Redis answers', async () => {
+  it('503 within idempotency.timeoutMs, no handler run; the late claim is given back, so the event is processed once Redis answers', async () => {
     const redis = await startRedisServer();
     const { store, close } = await nodeRedis(redis.port, true);
     try {
-      const { handled, send, sendUntilAcknowledged, timed } = receiverOn(store, { storeTimeoutMs: 300 });
+      const { handled, send, sendUntilAcknowledged, timed } = receiverOn(store, { timeoutMs: 300 });
       expect((await send('before')).status).toBe(200);
       redis.pause();
       const during = await timed('frozen');

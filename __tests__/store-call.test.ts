@@ -6,7 +6,7 @@ import { DOORS } from './support/doors';
 const TOKEN = 'tok_store_call';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.each(DOORS)('store calls bounded by storeTimeoutMs through $name', (door) => {
+describe.each(DOORS)('store calls bounded by idempotency.timeoutMs through $name', (door) => {
   const start = doorReceiver(door, TOKEN);
 
   it('acknowledges once handlers succeed although markDone hangs, and drain() still returns', async () => {
@@ -20,13 +20,32 @@ describe.each(DOORS)('store calls bounded by storeTimeoutMs through $name', (doo
     // markDone is retried in the background within half the lease (here 500 ms), then given up on.
     const { d } = await start({
       router,
-      idempotency: store,
-      storeTimeoutMs: 100,
+      idempotency: { store, timeoutMs: 100, leaseMs: 1000 },
       timeoutMs: 500,
-      leaseMs: 1000,
     });
     expect((await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')))).status).toBe(200);
     await expect(d.drain({ timeoutMs: 2000 })).resolves.toMatchObject({ drained: true, running: [] });
+  });
+
+  it.each([
+    ['does not say it answers at once: its slow claim is cut off at idempotency.timeoutMs', undefined, 503],
+    ['says it answers at once: no timer is set around its calls, so the slow claim is awaited', true, 200],
+  ])('a store that %s', async (_name, answersAtOnce, status) => {
+    const memory = new MemoryStore();
+    const store: IdempotencyStore = {
+      ...(answersAtOnce === undefined ? {} : { answersAtOnce }),
+      claim: async (key, token, lease) => {
+        await sleep(150);
+        return memory.claim(key, token, lease);
+      },
+      markDone: (key, token, retention) => memory.markDone(key, token, retention),
+      release: (key, token) => memory.release(key, token),
+      get: (key) => memory.get(key),
+    };
+    const router = createEventRouter().on('ag.hid_org.created', () => undefined);
+    const { d } = await start({ router, idempotency: { store, timeoutMs: 50 } });
+    expect((await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')))).status).toBe(status);
+    memory.close();
   });
 
   it('gives back a claim that lands after its 503, so the next delivery need not wait out the lease', async () => {
@@ -44,7 +63,7 @@ describe.each(DOORS)('store calls bounded by storeTimeoutMs through $name', (doo
     };
     let runs = 0;
     const router = createEventRouter().on('ag.hid_org.created', () => void runs++);
-    const { d } = await start({ router, idempotency: store, storeTimeoutMs: 50, leaseMs: 60_000 });
+    const { d } = await start({ router, idempotency: { store, timeoutMs: 50, leaseMs: 60_000 } });
     const event = buildEvent('ag.hid_org.created');
     expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(503);
     await sleep(250);

@@ -1,5 +1,5 @@
 import { OptionsError } from '../lib';
-import { createTokenVerifier } from '../lib/core/token-verifier';
+import { createTokenVerifier } from '../lib/core/auth/token-verifier';
 
 describe('createTokenVerifier', () => {
   const verifier = createTokenVerifier(['tok_alpha', 'x'.repeat(512)], 'test');

@@ -1,12 +1,13 @@
 // In-process cost of the pipeline, whole and by stage: `npm run bench -- --stages`.
 import { createEventRouter, MemoryStore } from '../lib';
-import { checkContent } from '../lib/core/check-content';
-import { parseCloudEventEnvelope } from '../lib/core/cloud-event-envelope';
+import { checkContent } from '../lib/core/event/check-content';
+import { parseCloudEventEnvelope } from '../lib/core/event/cloud-event-envelope';
 import { claimToken } from '../lib/idempotency/claim-token';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { decodeUtf8, parseJsonText } from '../lib/core/parse-json-body';
+import { decodeUtf8, parseJsonText } from '../lib/core/event/parse-json-body';
 import { createReceiverCore } from '../lib/core/receiver-core';
 import type { WebhookRequest } from '../lib/core/webhook-request';
+import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { checkEventRules } from '../lib/events/event-rules';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { eventBody, TOKEN } from './bench-events';
@@ -48,6 +49,7 @@ export function makeCore(store = new MemoryStore({ logger: false })) {
       idempotency: store,
     },
     'bench',
+    openTelemetryTracing,
   );
 }
 

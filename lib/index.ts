@@ -21,6 +21,7 @@ export {
   type DispatchEventOptions,
   type DispatchHandler,
 } from './adapters/express/dispatch-event';
+export type { IdempotencyOptions } from './core/dispatch/dispatch-options';
 export { problemHandler, type ProblemHandlerOptions } from './adapters/express/problem-handler';
 export type {
   ExpressErrorMiddleware,
@@ -43,9 +44,9 @@ export type {
   DeliveryOutcome,
   DeliveryRecord,
 } from './core/delivery-record';
-export type { TokenSource } from './core/token-verifier';
+export type { TokenSource } from './core/auth/token-verifier';
 export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './core/http-problem';
-export type { CloudEventEnvelope } from './core/cloud-event-envelope';
+export type { CloudEventEnvelope } from './core/event/cloud-event-envelope';
 export * from './events/catalogue';
 export type {
   AccessPassState,

@@ -6,13 +6,13 @@ import { deliverEvent } from '../../lib/testing';
  * A receiver app over `store` whose one handler records the events it ran, for the tests that take
  * a store's server away and bring it back.
  */
-export function receiverOn(store: IdempotencyStore, options: { storeTimeoutMs?: number } = {}) {
+export function receiverOn(store: IdempotencyStore, settings: { timeoutMs?: number } = {}) {
   const handled: string[] = [];
   const router = createEventRouter().on('ag.hid_org.created', async (event) => void handled.push(event.id));
   const app = express();
   app.use(
     '/hooks',
-    webhookReceiver({ bearerTokens: ['tok'], router, idempotency: store, logger: false, ...options }),
+    webhookReceiver({ bearerTokens: ['tok'], router, idempotency: { store, ...settings }, logger: false }),
   );
   const send = (id: string) =>
     deliverEvent(app, 'ag.hid_org.created', {}, { token: 'tok', path: '/hooks', id });

@@ -1,5 +1,6 @@
 import type { ConnectionOptions, Job } from 'bullmq';
-import { inboxWorkerCore } from '../core/inbox-worker-core';
+import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
+import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import type { QueuedDelivery } from '../inbox/queued-delivery';
@@ -28,7 +29,7 @@ export async function startBullmqWorker(
   router: EventRouter,
   options: InboxWorkerOptions | undefined,
 ): Promise<{ close(): Promise<void> }> {
-  const core = inboxWorkerCore(router, options, 'inbox.startWorker');
+  const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
   const { UnrecoverableError, Worker } = loadBullmq();
   const processJob = async (job: Job<QueuedDelivery>) => {
     const attempt = job.attemptsMade + 1;

@@ -1,19 +1,17 @@
-import { problemAnswer } from './answers';
 import { callContained } from './call-contained';
-import { drain, type DrainResult } from './drain';
-import { startDeliverySpan, type DeliverySpan } from '../observability/delivery-span';
+import { drain, type DrainResult } from './dispatch/drain';
 import { OptionsError } from '../options-error';
 import { newDeliveryRecord, type DeliveryRecord } from './delivery-record';
-import { INTERNAL, NOT_ALLOWED } from './core-problems';
-import { createDispatcher, type DispatchResult } from './dispatcher';
-import { certificateStep } from './certificate-step';
-import { answerHandshake } from './handshake';
+import { INTERNAL, NOT_ALLOWED, problemAnswer, unauthorized } from './problems';
+import { createDispatcher, type DispatchResult } from './dispatch/dispatcher';
+import { certificateStep } from './auth/certificate-step';
+import { answerHandshake } from './auth/handshake';
 import { HttpProblem } from './http-problem';
 import { rateLimitedLog, type RateLimitedLog } from './rate-limited-log';
-import { createEventReader, type ReadEvent } from './read-event';
+import { createEventReader, type ReadEvent } from './event/read-event';
 import type { ReceiverOptions } from './receiver-options';
+import type { DeliveryTrace, TracingHooks } from './tracing';
 import { resolveReceiverOptions } from './resolve-receiver-options';
-import { unauthorized } from './unauthorized';
 import type { Answer, WebhookRequest } from './webhook-request';
 
 export type { DrainResult };
@@ -36,10 +34,14 @@ export interface ReceiverCore {
   drain(options?: { timeoutMs?: number }): Promise<DrainResult>;
 }
 
-/** The receiver with no transport: handshake, auth, bounded read, envelope, dispatch, one record per request. */
+/**
+ * The receiver with no transport: handshake, auth, bounded read, envelope, dispatch, one record per
+ * request. It traces through the hooks it is given (the doors give OpenTelemetry's).
+ */
 export function createReceiverCore(
   options: ReceiverOptions,
   where: string,
+  tracing: TracingHooks,
   extraKeys: readonly string[] = [],
 ): ReceiverCore {
   const resolved = resolveReceiverOptions(options, where, extraKeys);
@@ -64,8 +66,11 @@ export function createReceiverCore(
     resolved.dispatch,
     log,
     warn,
+    tracing,
     onBookkeeping && ((event) => contained('onDelivery.onBookkeeping', () => onBookkeeping(event))),
   );
+  const tracingFailed = (error: unknown) =>
+    warn('error', 'tracing', { err: error }, 'the OpenTelemetry SDK threw; this delivery is not traced');
   const handshake = { verifier, requireToken: resolved.requireTokenOnHandshake, bodyTimeoutMs, warn };
   const retryAfter = resolved.dispatch.retryAfter;
   const requests = new Set<Promise<unknown>>();
@@ -73,7 +78,7 @@ export function createReceiverCore(
   async function pipeline(
     request: WebhookRequest,
     record: DeliveryRecord,
-    span: DeliverySpan | undefined,
+    span: DeliveryTrace | undefined,
   ): Promise<Answer> {
     if (request.method !== 'POST') throw NOT_ALLOWED;
     // The handshake comes over the same mutual TLS as deliveries, so it is checked the same way.
@@ -103,17 +108,14 @@ export function createReceiverCore(
       record.type = checked.type;
       record.source = checked.source;
     });
-    if (span !== undefined) tracing(() => span.begin(envelope, event));
+    span?.begin(envelope, event);
     record.eventId = event.id;
     record.type = event.type;
     record.source = event.source;
     record.layout = event.layout;
-    // Once only, even if the tracing wrapper throws after starting it.
-    let dispatched: Promise<DispatchResult> | undefined;
-    const dispatch = () => (dispatched ??= dispatcher.dispatch(event, request.header));
     const result: DispatchResult = await (span === undefined
-      ? dispatch()
-      : (tracing(() => span.around(dispatch)) ?? dispatch()));
+      ? dispatcher.dispatch(event, request.header)
+      : span.around(() => dispatcher.dispatch(event, request.header)));
     record.outcome = result.outcome;
     record.problem = result.problem;
     record.handlerMs = result.handlerMs;
@@ -147,7 +149,7 @@ export function createReceiverCore(
     const started = performance.now();
     const record = newDeliveryRecord(request.header('x-service-webhook-attempt'));
     // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
-    const span = tracing(() => startDeliverySpan(request, started));
+    const span = tracing.startDelivery(request, started, tracingFailed);
     const work = pipeline(request, record, span).then(undefined, (error: unknown) => failure(error, record));
     requests.add(work);
     let answer: Answer;
@@ -158,18 +160,8 @@ export function createReceiverCore(
     }
     record.status = answer.status;
     record.durationMs = performance.now() - started;
-    if (span !== undefined) tracing(() => span.end(record));
+    span?.end(record);
     return { answer, record };
-  }
-
-  /** Tracing is the application's SDK: if it throws, the delivery goes on untraced, never unanswered. */
-  function tracing<T>(call: () => T): T | undefined {
-    try {
-      return call();
-    } catch (error) {
-      warn('error', 'tracing', { err: error }, 'the OpenTelemetry SDK threw; this delivery is not traced');
-      return undefined;
-    }
   }
 
   function contained(what: string, call: () => unknown): void {

@@ -1,9 +1,9 @@
 import type { EventRouter } from '../events/event-router';
 import type { Logger } from '../logger';
 import type { DeliveryListener } from './delivery-record';
-import { DISPATCH_OPTION_KEYS, type DispatchEventOptions } from './dispatch-options';
-import type { ValidationMode } from './read-event';
-import type { TokenSource } from './token-verifier';
+import { DISPATCH_OPTION_KEYS, type DispatchEventOptions } from './dispatch/dispatch-options';
+import type { ValidationMode } from './event/read-event';
+import type { TokenSource } from './auth/token-verifier';
 import type { MtlsOptions } from '../mtls/mtls-options';
 
 /** The options every door of the receiver takes: Express, node:http and Fetch alike. */
@@ -14,6 +14,11 @@ export interface ReceiverOptions extends DispatchEventOptions {
    * `mtls` is given; with both, a delivery needs both.
    */
   bearerTokens?: TokenSource;
+  /**
+   * The bound on a `bearerTokens` function (a secrets manager, say): one that has not settled by then
+   * counts as failed, and the delivery is answered 503 + `Retry-After`. Defaults to `5_000` ms.
+   */
+  bearerTokensTimeoutMs?: number;
   /**
    * Client-certificate authentication, for webhooks created with `auth_method: 'mtls'`: where the
    * certificate comes from (the TLS socket by default, or a trusted proxy's header) and what it must
@@ -43,6 +48,7 @@ export interface ReceiverOptions extends DispatchEventOptions {
 
 export const RECEIVER_OPTION_KEYS: readonly string[] = [
   'bearerTokens',
+  'bearerTokensTimeoutMs',
   'mtls',
   'router',
   'limit',

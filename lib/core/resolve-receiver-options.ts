@@ -3,11 +3,12 @@ import { EventRouter } from '../events/event-router';
 import { resolveLogger, type ResolvedLogger } from '../logger';
 import { OptionsError } from '../options-error';
 import type { DeliveryRecord } from './delivery-record';
-import { resolveDispatchOptions, type ResolvedDispatchOptions } from './dispatch-options';
-import { parseLimit } from './parse-limit';
-import type { ValidationMode } from './read-event';
+import { resolveDispatchOptions, type ResolvedDispatchOptions } from './dispatch/dispatch-options';
+import { checkMovedOptions } from './dispatch/idempotency-settings';
+import { parseLimit } from './event/parse-limit';
+import type { ValidationMode } from './event/read-event';
 import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from './receiver-options';
-import { createTokenVerifier, type TokenVerifier } from './token-verifier';
+import { createTokenVerifier, type TokenVerifier } from './auth/token-verifier';
 import { createClientCertificateVerifier } from '../mtls/create-client-certificate-verifier';
 import type { ClientCertificateVerifier } from '../mtls/mtls-options';
 
@@ -50,16 +51,20 @@ function checkBoolean(value: unknown, name: string, where: string): boolean {
   return value;
 }
 
-export function checkBodyTimeout(value: unknown, where: string): number {
-  if (value === undefined) return 10_000;
+function checkTimeout(value: unknown, name: string, fallback: number, where: string): number {
+  if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 2 ** 31 - 1) {
     throw new OptionsError(
       'ERR_SW_TIMEOUT',
       where,
-      `bodyTimeoutMs must be a positive number of milliseconds (got ${String(value)})`,
+      `${name} must be a positive number of milliseconds (got ${String(value)})`,
     );
   }
   return value;
+}
+
+export function checkBodyTimeout(value: unknown, where: string): number {
+  return checkTimeout(value, 'bodyTimeoutMs', 10_000, where);
 }
 
 /** Reads every receiver option once, at construction: a misconfigured app fails at boot, not at the first delivery. */
@@ -75,6 +80,7 @@ export function resolveReceiverOptions(
       `options are required: ${where}({ bearerTokens, router })`,
     );
   }
+  checkMovedOptions(options, where);
   checkOptionKeys(options, [...RECEIVER_OPTION_KEYS, ...extraKeys], where);
   // Tokens and logger first, so the errors people meet most name this factory's own options.
   const certificates =
@@ -82,12 +88,12 @@ export function resolveReceiverOptions(
   const verifier =
     options.bearerTokens === undefined && certificates !== undefined
       ? undefined
-      : // A token function is bounded like a store call: both sit before every delivery.
+      : // A token function sits before every delivery, so it is bounded by its own timeout.
         createTokenVerifier(
           options.bearerTokens,
           where,
           'bearerTokens',
-          typeof options.storeTimeoutMs === 'number' ? options.storeTimeoutMs : undefined,
+          checkTimeout(options.bearerTokensTimeoutMs, 'bearerTokensTimeoutMs', 5_000, where),
         );
   const log = resolveLogger(options.logger, where);
   const router = checkRouter(options.router, where);

@@ -23,6 +23,12 @@ export type KeyState = 'processing' | 'done';
  */
 export interface IdempotencyStore {
   /**
+   * `true` when every call settles at once, in this process, and cannot hang (an in-memory store):
+   * the receiver then sets no timer around its calls. Leave it unset for a store across a network,
+   * so every call is bounded by the store timeout. Default: unset (every call bounded).
+   */
+  readonly answersAtOnce?: boolean;
+  /**
    * Takes `key` for processing under `token` for `leaseMs` milliseconds, unless it is done or held by
    * an unexpired lease. A lease that runs out frees the key, so a crashed process cannot block it.
    */

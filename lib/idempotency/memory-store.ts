@@ -39,6 +39,8 @@ interface Entry {
  * map, so eviction and sweeping take from its head instead of walking the map past deleted slots.
  */
 export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
+  /** Always `true`: a Map in this process answers at once, so the receiver bounds none of its calls. */
+  readonly answersAtOnce = true;
   readonly #entries = new Map<string, Entry>();
   readonly #queue = new EntryQueue<Entry>((entry) => this.#remove(entry));
   readonly #start = Date.now();

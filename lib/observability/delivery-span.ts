@@ -1,6 +1,7 @@
 import type { Attributes, Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
-import type { CloudEventEnvelope } from '../core/cloud-event-envelope';
+import type { CloudEventEnvelope } from '../core/event/cloud-event-envelope';
 import type { DeliveryRecord } from '../core/delivery-record';
+import type { DeliveryTrace } from '../core/tracing';
 import type { WebhookRequest } from '../core/webhook-request';
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import { activeTracer } from './active-tracer';
@@ -12,11 +13,14 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPT
 
 /**
  * The SERVER span of one request. It is started once its parent is known (the event's `traceparent`
- * extension is in the body), backdated to when the request entered the receiver.
+ * extension is in the body), backdated to when the request entered the receiver. The SDK is the
+ * application's: whatever it throws is handed to `failed` and the delivery goes on untraced, never
+ * unanswered, so the core needs no wrapper around these calls.
  */
-export class DeliverySpan {
+export class DeliverySpan implements DeliveryTrace {
   readonly #tracer: Tracer;
   readonly #request: WebhookRequest;
+  readonly #failed: (error: unknown) => void;
   /** Epoch milliseconds. */
   readonly #startTime: number;
   #span: Span | undefined;
@@ -28,14 +32,23 @@ export class DeliverySpan {
    */
   authenticated = false;
 
-  constructor(tracer: Tracer, request: WebhookRequest, startedAt: number) {
+  constructor(tracer: Tracer, request: WebhookRequest, startedAt: number, failed: (error: unknown) => void) {
     this.#tracer = tracer;
     this.#request = request;
+    this.#failed = failed;
     this.#startTime = performance.timeOrigin + startedAt;
   }
 
   /** Starts the span as a child of the event's trace (falling back to the request's). */
   begin(envelope: CloudEventEnvelope, event: AnyWebhookEvent): void {
+    try {
+      this.#begin(envelope, event);
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  #begin(envelope: CloudEventEnvelope, event: AnyWebhookEvent): void {
     const fromEvent = remoteSpanContext(envelope.traceparent, envelope.tracestate);
     this.#start(
       `process ${typeLabel(event.type)}`,
@@ -52,13 +65,36 @@ export class DeliverySpan {
     );
   }
 
-  /** Runs `work` (the dispatch) with this span active, so each handler's span is its child. */
+  /**
+   * Runs `work` (the dispatch) with this span active, so each handler's span is its child; exactly
+   * once, even when the SDK throws before or after calling it.
+   */
   around<T>(work: () => T): T {
-    return this.#active === undefined ? work() : openTelemetryApi().context.with(this.#active, work);
+    if (this.#active === undefined) return work();
+    let ran: { value: T } | undefined;
+    let called = false;
+    try {
+      openTelemetryApi().context.with(this.#active, () => {
+        called = true;
+        ran = { value: work() };
+      });
+    } catch (error) {
+      if (called && ran === undefined) throw error;
+      this.#failed(error);
+    }
+    return ran === undefined ? work() : ran.value;
   }
 
   /** Ends the span with what the record says; a request refused before its event was read starts it here. */
   end(record: DeliveryRecord): void {
+    try {
+      this.#end(record);
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  #end(record: DeliveryRecord): void {
     const method = METHODS.has(this.#request.method) ? this.#request.method : undefined;
     const span = this.#span ?? this.#start(method ?? 'HTTP', undefined, {}, this.authenticated);
     span.setAttributes({
@@ -108,8 +144,20 @@ export class DeliverySpan {
   }
 }
 
-/** A span for this request, or `undefined` (and no work at all) while no OpenTelemetry SDK is registered. */
-export function startDeliverySpan(request: WebhookRequest, startedAt: number): DeliverySpan | undefined {
-  const tracer = activeTracer();
-  return tracer === undefined ? undefined : new DeliverySpan(tracer, request, startedAt);
+/**
+ * A span for this request, or `undefined` (and no work at all) while no OpenTelemetry SDK is
+ * registered, or when the SDK threw (told to `failed`).
+ */
+export function startDeliverySpan(
+  request: WebhookRequest,
+  startedAt: number,
+  failed: (error: unknown) => void,
+): DeliverySpan | undefined {
+  try {
+    const tracer = activeTracer();
+    return tracer === undefined ? undefined : new DeliverySpan(tracer, request, startedAt, failed);
+  } catch (error) {
+    failed(error);
+    return undefined;
+  }
 }

@@ -1,4 +1,5 @@
-import { inboxWorkerCore } from '../core/inbox-worker-core';
+import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
+import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
@@ -26,7 +27,7 @@ export function startPgBossWorker(
   router: EventRouter,
   options: InboxWorkerOptions | undefined,
 ): { close(): Promise<void> } {
-  const core = inboxWorkerCore(router, options, 'inbox.startWorker');
+  const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
   const { name, dead, schema } = queues;
   let stopping = false;
   const sleeping = new Set<() => void>();

@@ -1,5 +1,5 @@
 // The entity cases of runStoreContract (store-contract.ts): what { ordering: 'newest-wins' } needs.
-import { sortableTime } from '../core/event-position';
+import { sortableTime } from '../core/dispatch/event-position';
 import type { EntityOrderingStore, EntityPosition } from '../idempotency/entity-ordering-store';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { ODD_KEYS } from './store-contract-support';

@@ -79,11 +79,9 @@ async function receiver({ inbox, store }) {
     bearerTokens: ['tok_kill'],
     router: createEventRouter(),
     inbox: wrapped,
-    idempotency: store,
     // Short, so a killed receiver's claim frees up within the test.
+    idempotency: { store, leaseMs: 3000, timeoutMs: 3000 },
     timeoutMs: 1000,
-    leaseMs: 3000,
-    storeTimeoutMs: 3000,
     logger: false,
   });
   const server = http.createServer((req, res) => void handler(req, res));

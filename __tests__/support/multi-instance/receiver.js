@@ -54,9 +54,8 @@ async function main() {
     webhookReceiver({
       bearerTokens: ['tok_proof'],
       router,
-      idempotency,
+      idempotency: { store: idempotency, leaseMs },
       timeoutMs,
-      leaseMs,
       logger: false,
       // The store's bookkeeping after answers: a markDone given up on is the window docs/many-instances.md states.
       onDelivery: Object.assign(() => undefined, {

@@ -1,8 +1,8 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../core/token-verifier';
-import { unauthorized } from '../../core/unauthorized';
-import { joinedHeader } from '../node/node-request';
+import { createTokenVerifier, type TokenCheck, type TokenSource } from '../../core/auth/token-verifier';
+import { unauthorized } from '../../core/problems';
+import { authorizationOf } from './express-request';
 
 /** Options of {@link bearerAuth}. */
 export interface BearerAuthOptions {
@@ -23,7 +23,7 @@ export function bearerAuth(options: BearerAuthOptions): ExpressMiddleware {
   const verifier = createTokenVerifier(options?.tokens, 'bearerAuth');
   return function bearerAuth(req, _res, next) {
     const pass = (check: TokenCheck) => next(check === 'valid' ? undefined : unauthorized(check));
-    const check = verifier.check(joinedHeader(req, 'authorization'));
+    const check = verifier.check(authorizationOf(req));
     if (typeof check === 'string') pass(check);
     else check.then(pass, next);
   };

@@ -1,15 +1,14 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import { answerHandshake } from '../../core/handshake';
+import { answerHandshake } from '../../core/auth/handshake';
 import { rateLimitedLog } from '../../core/rate-limited-log';
 import { checkBodyTimeout } from '../../core/resolve-receiver-options';
-import { createTokenVerifier, type TokenSource, type TokenVerifier } from '../../core/token-verifier';
+import { createTokenVerifier, type TokenSource, type TokenVerifier } from '../../core/auth/token-verifier';
 import { resolveLogger, type Logger } from '../../logger';
 import { OptionsError } from '../../options-error';
-import { writeAnswer } from '../node/node-request';
-import { expressRequest } from './express-request';
+import { expressRequest, sendAnswer } from './express-request';
 
-export { CHALLENGE_HEADER } from '../../core/handshake';
+export { CHALLENGE_HEADER } from '../../core/auth/handshake';
 
 /** Options of {@link challengeHandshake}. */
 export interface ChallengeHandshakeOptions {
@@ -61,6 +60,6 @@ export function challengeHandshake(options: ChallengeHandshakeOptions = {}): Exp
   return function challengeHandshake(req, res, next) {
     const echo = answerHandshake(expressRequest(req), settings);
     if (echo === undefined) return next();
-    echo.then((answer) => writeAnswer(res, answer), next);
+    echo.then((answer) => sendAnswer(res, answer), next);
   };
 }

@@ -1,5 +1,5 @@
 import type { ExpressMiddleware } from './express-types';
-import { certificateProblem } from '../../core/certificate-step';
+import { certificateProblem } from '../../core/auth/certificate-step';
 import { createClientCertificateVerifier } from '../../mtls/create-client-certificate-verifier';
 import type { MtlsOptions } from '../../mtls/mtls-options';
 

@@ -1,17 +1,19 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import { createDispatcher } from '../../core/dispatcher';
-import { drain, type DrainResult } from '../../core/drain';
+import { createDispatcher } from '../../core/dispatch/dispatcher';
+import { drain, type DrainResult } from '../../core/dispatch/drain';
 import {
   DISPATCH_OPTION_KEYS,
   resolveDispatchOptions,
   type DispatchEventOptions,
-} from '../../core/dispatch-options';
+} from '../../core/dispatch/dispatch-options';
+import { checkMovedOptions } from '../../core/dispatch/idempotency-settings';
 import { rateLimitedLog } from '../../core/rate-limited-log';
 import { checkRouter } from '../../core/resolve-receiver-options';
 import type { EventRouter } from '../../events/event-router';
 import { resolveLogger } from '../../logger';
-import { writeAnswer } from '../node/node-request';
+import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
+import { sendAnswer } from './express-request';
 import { getWebhookEvent } from './read-cloud-event';
 
 export type { DispatchEventOptions };
@@ -29,6 +31,7 @@ export type DispatchHandler = ExpressMiddleware & {
  */
 export function dispatchEvent(router: EventRouter, options: DispatchEventOptions = {}): DispatchHandler {
   checkRouter(router, 'dispatchEvent');
+  checkMovedOptions(options, 'dispatchEvent');
   checkOptionKeys(options, DISPATCH_OPTION_KEYS, 'dispatchEvent');
   const log = resolveLogger(options.logger, 'dispatchEvent');
   const dispatcher = createDispatcher(
@@ -36,6 +39,7 @@ export function dispatchEvent(router: EventRouter, options: DispatchEventOptions
     resolveDispatchOptions(options, 'dispatchEvent'),
     log,
     rateLimitedLog(log),
+    openTelemetryTracing,
   );
 
   const handler = function dispatchEvent(req, res, next) {
@@ -50,7 +54,7 @@ export function dispatchEvent(router: EventRouter, options: DispatchEventOptions
       const value = headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
     };
-    void dispatcher.dispatch(event, header).then(({ answer }) => writeAnswer(res, answer));
+    void dispatcher.dispatch(event, header).then(({ answer }) => sendAnswer(res, answer));
   } as DispatchHandler;
   // This step sees requests only from dispatch on; the whole receiver's drain counts from entry.
   const noRequests = new Set<Promise<unknown>>();

@@ -1,10 +1,9 @@
 import type { ExpressErrorMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import { problemAnswer } from '../../core/answers';
-import { INTERNAL } from '../../core/core-problems';
+import { INTERNAL, problemAnswer } from '../../core/problems';
 import { HttpProblem } from '../../core/http-problem';
 import { resolveLogger, type Logger } from '../../logger';
-import { writeAnswer } from '../node/node-request';
+import { sendAnswer } from './express-request';
 
 const INTERNAL_ANSWER = problemAnswer(INTERNAL);
 
@@ -24,9 +23,9 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ExpressErro
   const log = resolveLogger(options.logger, 'problemHandler');
   return function problemHandler(error: unknown, _req, res, next) {
     if (res.headersSent) return next(error);
-    if (error instanceof HttpProblem) return writeAnswer(res, problemAnswer(error));
+    if (error instanceof HttpProblem) return sendAnswer(res, problemAnswer(error));
     // The logger is contained: it cannot throw here and send us to Express's final handler.
     log.error({ err: error }, 'unexpected error in the receiver; answering 500');
-    writeAnswer(res, INTERNAL_ANSWER);
+    sendAnswer(res, INTERNAL_ANSWER);
   };
 }

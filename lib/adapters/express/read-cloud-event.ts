@@ -1,8 +1,8 @@
 import type { ExpressMiddleware, ExpressResponseLike } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
-import type { CloudEventEnvelope } from '../../core/cloud-event-envelope';
-import { parseLimit } from '../../core/parse-limit';
-import { createEventReader, type ValidationMode } from '../../core/read-event';
+import type { CloudEventEnvelope } from '../../core/event/cloud-event-envelope';
+import { parseLimit } from '../../core/event/parse-limit';
+import { createEventReader, type ValidationMode } from '../../core/event/read-event';
 import { checkBodyTimeout, checkValidation } from '../../core/resolve-receiver-options';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import { resolveLogger, type Logger } from '../../logger';

@@ -1,8 +1,8 @@
 import type { ExpressMiddleware } from './express-types';
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
-import { writeAnswer } from '../node/node-request';
-import { expressRequest } from './express-request';
+import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
+import { expressRequest, sendAnswer } from './express-request';
 
 /** Options of {@link webhookReceiver}: the receiver's options, {@link ReceiverOptions}. */
 export type WebhookReceiverOptions = ReceiverOptions;
@@ -22,14 +22,14 @@ export type WebhookReceiver = ExpressMiddleware & {
  * `app.use(path, …)`: it answers that path itself, and passes sub-paths on to `next()`.
  */
 export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
-  const core = createReceiverCore(options, 'webhookReceiver');
+  const core = createReceiverCore(options, 'webhookReceiver', openTelemetryTracing);
   const receiver = function webhookReceiver(req, res, next) {
     // Mounted with app.use(path, …), it answers that path only; as a route handler
     // (app.post(path, …)), Express already matched the path.
     if (req.route === undefined && req.path !== '/') return next();
     // handle() never rejects: every failure, ours included, is already a problem+json answer.
     void core.handle(expressRequest(req)).then(({ answer, record }) => {
-      writeAnswer(res, answer);
+      sendAnswer(res, answer);
       core.report(record);
     });
   } as WebhookReceiver;

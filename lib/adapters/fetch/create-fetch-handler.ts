@@ -1,6 +1,7 @@
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
-import { webBody } from '../../core/web-body';
+import { webBody } from './web-body';
+import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { OptionsError } from '../../options-error';
 
 /** A Fetch API handler: Next.js App Router route handlers, Hono, Bun, Deno. */
@@ -22,7 +23,7 @@ export function createFetchHandler(options: ReceiverOptions): FetchHandler {
       "mtls.from must name the header your TLS-terminating proxy sets ('x-forwarded-client-cert', 'client-cert', 'nginx' or 'aws-alb'): a Fetch Request has no TLS socket to read a certificate from",
     );
   }
-  const core = createReceiverCore(options, 'createFetchHandler');
+  const core = createReceiverCore(options, 'createFetchHandler', openTelemetryTracing);
   const handler = async function fetchHandler(request: Request): Promise<Response> {
     const { answer, record } = await core.handle({
       method: request.method,

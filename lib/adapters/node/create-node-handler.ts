@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { problemAnswer } from '../../core/answers';
+import { problemAnswer } from '../../core/problems';
 import { HttpProblem } from '../../core/http-problem';
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
+import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { OptionsError } from '../../options-error';
 import { nodeRequest, writeAnswer } from './node-request';
 
@@ -53,7 +54,7 @@ export function createNodeHandler(options: NodeHandlerOptions): NodeHandler {
       `path must be a string starting with "/" (got ${JSON.stringify(path)})`,
     );
   }
-  const core = createReceiverCore(options, 'createNodeHandler', ['path']);
+  const core = createReceiverCore(options, 'createNodeHandler', openTelemetryTracing, ['path']);
 
   const handler = async function nodeHandler(
     req: IncomingMessage,

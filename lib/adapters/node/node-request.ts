@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { nodeBody } from '../../core/node-body';
+import { nodeBody } from './node-body';
 import type { Answer, WebhookRequest } from '../../core/webhook-request';
 
 const SINGLETONS = new Set(['authorization', 'content-type']);

@@ -1,18 +1,18 @@
-import type { EventRouter } from '../events/event-router';
-import { InvalidEventError } from '../events/invalid-event-error';
-import { normalizeEvent } from '../events/normalize-event';
-import { RetryLater } from '../events/retry-later';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { QueuedDelivery } from '../inbox/queued-delivery';
-import type { ResolvedLogger } from '../logger';
-import { runInJobSpan } from '../observability/job-span';
+import type { EventRouter } from '../../events/event-router';
+import { InvalidEventError } from '../../events/invalid-event-error';
+import { normalizeEvent } from '../../events/normalize-event';
+import { RetryLater } from '../../events/retry-later';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import type { ResolvedLogger } from '../../logger';
 import type { BoundedStore } from './bounded-store';
-import { parseCloudEventEnvelope } from './cloud-event-envelope';
+import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
 import { DeliveryContext } from './handler-context';
-import { claimToken } from '../idempotency/claim-token';
-import { decodeBase64Data } from './read-event';
+import { claimToken } from '../../idempotency/claim-token';
+import { decodeBase64Data } from '../event/read-event';
 import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
 import { runHandlers } from './run-handlers';
+import type { TracingHooks } from '../tracing';
 
 /** How one try of a queued event ended. */
 export type QueuedRunResult =
@@ -37,6 +37,8 @@ export interface QueuedRunContext {
   leaseMs: number;
   /** The per-entity ordering guard, checked here when the job runs, never at enqueue. */
   guard: OrderingGuard;
+  /** The hooks each try is traced through (the worker gives OpenTelemetry's). */
+  tracing: TracingHooks;
 }
 
 /** A job whose entity another job holds comes back after this long, not after a failure's backoff. */
@@ -65,7 +67,7 @@ export function runQueuedEvent(
   delivery: QueuedDelivery,
   attempt: number,
 ): Promise<QueuedRunResult> {
-  return runInJobSpan(delivery, attempt, () => runTry(context, delivery));
+  return context.tracing.job(delivery, attempt, () => runTry(context, delivery));
 }
 
 async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Promise<QueuedRunResult> {
@@ -96,7 +98,9 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
   }
   const matched = router.match(event.type);
   const ctx = new DeliveryContext((name) => delivery.headers[name.toLowerCase()], log);
-  const work = context.guard.run(event, matched, (handlers) => runHandlers(router, handlers, event, ctx));
+  const work = context.guard.run(event, matched, (handlers) =>
+    runHandlers(router, handlers, event, ctx, context.tracing),
+  );
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
     work,

@@ -4,9 +4,9 @@ import {
   MAX_FIELD_ERRORS,
   schemaError,
   type FieldError,
-} from '../events/invalid-event-error';
-import { DATETIME_OFFSET } from '../events/fast-event-data';
-import { zod } from '../lazy-zod';
+} from '../../events/invalid-event-error';
+import { DATETIME_OFFSET } from '../../events/fast-event-data';
+import { zod } from '../../lazy-zod';
 
 /**
  * An id or source of only spaces or control characters is empty to every reader (a log, a dashboard,

@@ -1,5 +1,5 @@
 import bytes from 'bytes';
-import { OptionsError } from '../options-error';
+import { OptionsError } from '../../options-error';
 
 const DEFAULT_LIMIT = 1024 * 1024;
 /**

@@ -1,5 +1,5 @@
-import type { HandlerContext } from '../events/event-router';
-import type { ResolvedLogger } from '../logger';
+import type { HandlerContext } from '../../events/event-router';
+import type { ResolvedLogger } from '../../logger';
 
 /**
  * The context handlers receive. Its AbortController is made only when a handler reads `signal` (most

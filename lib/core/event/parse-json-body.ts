@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import sjson from 'secure-json-parse';
-import { HttpProblem } from './http-problem';
+import { HttpProblem } from '../http-problem';
 
 /** `__proto__` keys and `constructor.prototype` chains are dropped wherever they appear. */
 const SAFE_JSON = { protoAction: 'remove', constructorAction: 'remove' } as const;

@@ -1,7 +1,7 @@
-import type { EventRouter } from '../events/event-router';
-import { hasEntityOrdering } from '../idempotency/entity-ordering-store';
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { OptionsError } from '../options-error';
+import type { EventRouter } from '../../events/event-router';
+import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
+import type { IdempotencyStore } from '../../idempotency/idempotency-store';
+import { OptionsError } from '../../options-error';
 
 /**
  * At construction: a router with `{ ordering: 'newest-wins' }` handlers needs a store that can lease

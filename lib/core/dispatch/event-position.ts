@@ -1,4 +1,4 @@
-import type { EntityPosition } from '../idempotency/entity-ordering-store';
+import type { EntityPosition } from '../../idempotency/entity-ordering-store';
 
 /** RFC 3339 as the envelope check admits it (DATETIME_OFFSET): a date, a time, a fraction, an offset. */
 const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:Z|([+-])(\d\d):(\d\d))$/;

@@ -1,8 +1,7 @@
-import type { EventHandler, EventRouter, HandlerContext } from '../events/event-router';
-import { RetryLater } from '../events/retry-later';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import { activeTracer } from '../observability/active-tracer';
-import { runInHandlerSpan } from '../observability/handler-span';
+import type { EventHandler, EventRouter, HandlerContext } from '../../events/event-router';
+import { RetryLater } from '../../events/retry-later';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { TracingHooks } from '../tracing';
 
 /** How the handlers of one delivery ended. */
 export type Outcome =
@@ -54,16 +53,17 @@ export async function runHandlers(
   handlers: readonly EventHandler<AnyWebhookEvent>[],
   event: AnyWebhookEvent,
   ctx: HandlerContext,
+  tracing: TracingHooks,
 ): Promise<Outcome> {
   let errors: unknown[];
-  // Undefined while no OpenTelemetry SDK is registered: then handlers run with no span work at all.
-  const tracer = activeTracer();
+  // Undefined while nothing traces: then handlers run with no span work at all.
+  const traced = tracing.handlerTracer();
   if (handlers.length <= 1) {
     // The common case, without an array of promises and allSettled.
     try {
       const handler = handlers[0];
       if (handler !== undefined)
-        await (tracer === undefined ? handler(event, ctx) : runInHandlerSpan(tracer, handler, event, ctx));
+        await (traced === undefined ? handler(event, ctx) : traced(handler, event, ctx));
       return OK;
     } catch (error) {
       errors = [error];
@@ -71,7 +71,7 @@ export async function runHandlers(
   } else {
     const results = await Promise.allSettled(
       handlers.map((handler) =>
-        tracer === undefined ? runOne(handler, event, ctx) : runInHandlerSpan(tracer, handler, event, ctx),
+        traced === undefined ? runOne(handler, event, ctx) : traced(handler, event, ctx),
       ),
     );
     errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));

@@ -1,9 +1,8 @@
-import type { ClaimResult, IdempotencyStore } from '../idempotency/idempotency-store';
-import type { BookkeepingEvent } from './delivery-record';
-import { MemoryStore } from '../idempotency/memory-store';
-import type { ResolvedLogger } from '../logger';
+import type { ClaimResult, IdempotencyStore } from '../../idempotency/idempotency-store';
+import type { BookkeepingEvent } from '../delivery-record';
+import type { ResolvedLogger } from '../../logger';
 import type { ResolvedDispatchOptions } from './dispatch-options';
-import type { RateLimitedLog } from './rate-limited-log';
+import type { RateLimitedLog } from '../rate-limited-log';
 import { retrySpaced } from './retry-spaced';
 import type { Outcome } from './run-handlers';
 import { boundedCall, storeUnavailable } from './store-call';
@@ -27,8 +26,8 @@ export interface BoundedStore {
 
 /**
  * Bounds every store call by `storeTimeoutMs`. A claim that lands after we stopped waiting is given
- * back, or it would hold the event for a whole lease; the in-memory store answers at once and cannot
- * hang, so it gets no timer on the hot path.
+ * back, or it would hold the event for a whole lease; a store that says it answers at once (the
+ * in-memory one) cannot hang, so it gets no timer on the hot path.
  */
 export function boundedStore(
   options: ResolvedDispatchOptions,
@@ -39,7 +38,7 @@ export function boundedStore(
   const { leaseMs, retentionMs, storeTimeoutMs } = options;
   const retryWindowMs = leaseMs / 2;
   const store = options.store as IdempotencyStore;
-  const inMemory = store instanceof MemoryStore;
+  const inMemory = store.answersAtOnce === true;
 
   const bounded = boundedCall(store, storeTimeoutMs);
 

@@ -1,17 +1,18 @@
-import type { EventRouter, MatchedHandlers } from '../events/event-router';
-import type { ClaimResult } from '../idempotency/idempotency-store';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { ResolvedLogger } from '../logger';
+import type { EventRouter, MatchedHandlers } from '../../events/event-router';
+import type { ClaimResult } from '../../idempotency/idempotency-store';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { ResolvedLogger } from '../../logger';
 import { boundedStore } from './bounded-store';
 import { checkOrderingStore } from './check-ordering-store';
-import type { BookkeepingEvent } from './delivery-record';
+import type { BookkeepingEvent } from '../delivery-record';
 import type { ResolvedDispatchOptions } from './dispatch-options';
-import { dispatchResults, type DispatchResult } from './dispatch-results';
+import { dispatchResults, type DispatchResult } from '../problems';
 import { DeliveryContext } from './handler-context';
-import { claimToken } from '../idempotency/claim-token';
-import { idempotencyKey } from '../idempotency/store-keys';
-import type { RateLimitedLog } from './rate-limited-log';
+import { claimToken } from '../../idempotency/claim-token';
+import { idempotencyKey } from '../../idempotency/store-keys';
+import type { RateLimitedLog } from '../rate-limited-log';
 import { claimOutcome, orderingGuard, type GuardedRun } from './ordering-guard';
+import type { TracingHooks } from '../tracing';
 import { runHandlers } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 
@@ -38,6 +39,7 @@ export function createDispatcher(
   options: ResolvedDispatchOptions,
   log: ResolvedLogger,
   warn: RateLimitedLog,
+  tracing: TracingHooks,
   onBookkeeping?: (event: BookkeepingEvent) => void,
 ): Dispatcher {
   const { timeoutMs, scope } = options;
@@ -68,7 +70,7 @@ export function createDispatcher(
     const guarded = guard.run(
       event,
       matched,
-      (handlers) => runHandlers(router, handlers, event, ctx),
+      (handlers) => runHandlers(router, handlers, event, ctx, tracing),
       linger,
     );
     const work =
@@ -104,7 +106,15 @@ export function createDispatcher(
     }
 
     if (options.inbox !== undefined) {
-      const queued = enqueueDelivery(options.inbox, key, event, header, options.storeTimeoutMs, log);
+      const queued = enqueueDelivery(
+        options.inbox,
+        key,
+        event,
+        header,
+        options.storeTimeoutMs,
+        log,
+        tracing.traceparent(),
+      );
       const settled = queued.then((outcome) =>
         store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
       );

@@ -2,11 +2,11 @@ import type {
   EntityLeaseResult,
   EntityOrderingStore,
   EntityPosition,
-} from '../idempotency/entity-ordering-store';
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import type { ResolvedLogger } from '../logger';
-import type { BookkeepingEvent } from './delivery-record';
-import type { RateLimitedLog } from './rate-limited-log';
+} from '../../idempotency/entity-ordering-store';
+import type { IdempotencyStore } from '../../idempotency/idempotency-store';
+import type { ResolvedLogger } from '../../logger';
+import type { BookkeepingEvent } from '../delivery-record';
+import type { RateLimitedLog } from '../rate-limited-log';
 import { retrySpaced } from './retry-spaced';
 import { boundedCall, storeUnavailable } from './store-call';
 

@@ -1,9 +1,9 @@
-import { HttpProblem } from './http-problem';
-import { decodeUtf8 } from './parse-json-body';
-import type { RateLimitedLog } from './rate-limited-log';
+import { HttpProblem } from '../http-problem';
+import { decodeUtf8 } from '../event/parse-json-body';
+import type { RateLimitedLog } from '../rate-limited-log';
 import type { TokenCheck, TokenVerifier } from './token-verifier';
-import { unauthorized } from './unauthorized';
-import type { Answer, WebhookRequest } from './webhook-request';
+import { unauthorized } from '../problems';
+import type { Answer, WebhookRequest } from '../webhook-request';
 
 /** The header that marks a verification handshake (spec 5.3). */
 export const CHALLENGE_HEADER = 'x-service-webhook-challenge';

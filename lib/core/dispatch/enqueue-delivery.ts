@@ -1,10 +1,9 @@
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { Inbox } from '../inbox/inbox';
-import { queuedDelivery } from '../inbox/queued-delivery';
-import type { ResolvedLogger } from '../logger';
-import { activeTraceparent } from '../observability/active-traceparent';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { Inbox } from '../../inbox/inbox';
+import { queuedDelivery } from '../../inbox/queued-delivery';
+import type { ResolvedLogger } from '../../logger';
 import type { Outcome } from './run-handlers';
-import { withTimeout } from './with-timeout';
+import { withTimeout } from '../with-timeout';
 
 /**
  * Puts a claimed event in the inbox, bounded by `storeTimeoutMs`, as an outcome the idempotency
@@ -19,9 +18,11 @@ export async function enqueueDelivery(
   header: (name: string) => string | undefined,
   storeTimeoutMs: number,
   log: ResolvedLogger,
+  /** The trace active at the delivery, kept so the job's span links back to it; null untraced. */
+  traceparent: string | null,
 ): Promise<Outcome> {
   try {
-    const delivery = queuedDelivery(key, event, header, activeTraceparent());
+    const delivery = queuedDelivery(key, event, header, traceparent);
     await withTimeout(
       Promise.resolve().then(() => inbox.enqueue(delivery)),
       storeTimeoutMs,

@@ -1,6 +1,10 @@
-import type { CertificateCheck, CertificateRequest, ClientCertificateVerifier } from '../mtls/mtls-options';
-import { HttpProblem } from './http-problem';
-import type { RateLimitedLog } from './rate-limited-log';
+import type {
+  CertificateCheck,
+  CertificateRequest,
+  ClientCertificateVerifier,
+} from '../../mtls/mtls-options';
+import { HttpProblem } from '../http-problem';
+import type { RateLimitedLog } from '../rate-limited-log';
 
 type Refusal = Extract<CertificateCheck, { ok: false }>;
 

@@ -1,14 +1,14 @@
-import type { EventHandler, MatchedHandlers } from '../events/event-router';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import { hasEntityOrdering } from '../idempotency/entity-ordering-store';
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import type { ResolvedLogger } from '../logger';
-import type { BookkeepingEvent } from './delivery-record';
+import type { EventHandler, MatchedHandlers } from '../../events/event-router';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
+import type { IdempotencyStore } from '../../idempotency/idempotency-store';
+import type { ResolvedLogger } from '../../logger';
+import type { BookkeepingEvent } from '../delivery-record';
 import { eventPosition } from './event-position';
 import { entityLeases } from './entity-leases';
-import { claimToken } from '../idempotency/claim-token';
-import { idempotencyKey } from '../idempotency/store-keys';
-import type { RateLimitedLog } from './rate-limited-log';
+import { claimToken } from '../../idempotency/claim-token';
+import { idempotencyKey } from '../../idempotency/store-keys';
+import type { RateLimitedLog } from '../rate-limited-log';
 import type { Outcome } from './run-handlers';
 
 /** What the guard decided, and the handlers' outcome when any ran. */

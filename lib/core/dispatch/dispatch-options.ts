@@ -1,8 +1,34 @@
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import { MemoryStore } from '../idempotency/memory-store';
-import type { Inbox } from '../inbox/inbox';
-import type { Logger } from '../logger';
-import { OptionsError } from '../options-error';
+import type { IdempotencyStore } from '../../idempotency/idempotency-store';
+import { MemoryStore } from '../../idempotency/memory-store';
+import type { Inbox } from '../../inbox/inbox';
+import type { Logger } from '../../logger';
+import { OptionsError } from '../../options-error';
+import { checkMovedOptions, idempotencySettings, STORE_METHODS } from './idempotency-settings';
+
+/**
+ * How processed events are remembered, so a redelivery does not run the handlers again. Given as
+ * `idempotency: { store, scope, leaseMs, retentionMs, timeoutMs }`; a bare store
+ * (`idempotency: new RedisStore(…)`) is short for `{ store }`, and `false` turns remembering off.
+ */
+export interface IdempotencyOptions {
+  /**
+   * Where claims and processed events are kept; `false` turns that off (every delivery runs the
+   * handlers). Defaults to a new {@link MemoryStore}, which serves one instance.
+   */
+  store?: IdempotencyStore | false;
+  /** Scopes idempotency keys, so two receivers sharing one store never share keys. Defaults to `''`. */
+  scope?: string;
+  /** How long a claim holds an event while its handlers run; must exceed `timeoutMs` of the receiver. Defaults to `max(5 × timeoutMs, 60_000)` ms. */
+  leaseMs?: number;
+  /** How long a processed event is remembered. Defaults to 7 hours, past the Service's 6-hour retry window. */
+  retentionMs?: number;
+  /**
+   * The bound on every store call (and on an inbox's enqueue): one that has not settled by then
+   * counts as failed (503 + `Retry-After` on claim; markDone and release are logged). Defaults to
+   * `5_000` ms.
+   */
+  timeoutMs?: number;
+}
 
 /** Options of {@link dispatchEvent}; the receiver takes the same ones. */
 export interface DispatchEventOptions {
@@ -12,31 +38,22 @@ export interface DispatchEventOptions {
    */
   timeoutMs?: number;
   /**
-   * Remembers processed events so a redelivery does not run the handlers again; `false` turns that
-   * off (every delivery runs the handlers). Defaults to a new {@link MemoryStore}.
+   * Remembers processed events so a redelivery does not run the handlers again:
+   * `{ store, scope, leaseMs, retentionMs, timeoutMs }` ({@link IdempotencyOptions}), a bare store as
+   * short for `{ store }`, or `false` to turn it off (every delivery runs the handlers). Defaults to a
+   * new {@link MemoryStore} with the defaults of {@link IdempotencyOptions}.
    */
-  idempotency?: IdempotencyStore | false;
-  /** Scopes idempotency keys, so two receivers sharing one store never share keys. Defaults to `''`. */
-  name?: string;
-  /** How long a claim holds an event while its handlers run; must exceed `timeoutMs`. Defaults to `max(5 × timeoutMs, 60_000)` ms. */
-  leaseMs?: number;
-  /** How long a processed event is remembered. Defaults to 7 hours, past the Service's 6-hour retry window. */
-  retentionMs?: number;
+  idempotency?: IdempotencyOptions | IdempotencyStore | false;
   /** Seconds sent in `Retry-After` on 409 and 503. Defaults to `30`. */
   retryAfterSeconds?: number;
-  /**
-   * The bound on every idempotency-store call: one that has not settled by then counts as failed
-   * (503 + `Retry-After` on claim; markDone and release are logged). Defaults to `5_000` ms.
-   */
-  storeTimeoutMs?: number;
   /** Where failures are logged. Defaults to the console. */
   logger?: Logger | false;
   /**
    * A durable queue (`bullmqInbox()`, `pgBossInbox()`): each new event is enqueued and answered
    * `200 {"status":"queued"}` once the queue holds it, and workers started with
    * `inbox.startWorker(router)` run the handlers, with retries and dead letters. An enqueue that fails
-   * or takes longer than `storeTimeoutMs` is answered 503 + `Retry-After`. Defaults to none: the
-   * handlers run inside the request.
+   * or takes longer than `idempotency.timeoutMs` is answered 503 + `Retry-After`. Defaults to none:
+   * the handlers run inside the request.
    */
   inbox?: Inbox;
 }
@@ -44,11 +61,7 @@ export interface DispatchEventOptions {
 export const DISPATCH_OPTION_KEYS = [
   'timeoutMs',
   'idempotency',
-  'name',
-  'leaseMs',
-  'retentionMs',
   'retryAfterSeconds',
-  'storeTimeoutMs',
   'logger',
   'inbox',
 ] as const;
@@ -82,16 +95,15 @@ function positive(value: unknown, name: string, where: string, max = Number.MAX_
 
 function checkStore(store: unknown, where: string): IdempotencyStore | false {
   if (store === false) return false;
-  const methods = ['claim', 'markDone', 'release', 'get'] as const;
   if (
     typeof store !== 'object' ||
     store === null ||
-    methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')
+    STORE_METHODS.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')
   ) {
     throw new OptionsError(
       'ERR_SW_STORE',
       where,
-      'idempotency must be an IdempotencyStore (claim, markDone, release, get) or false',
+      'idempotency must be an IdempotencyStore (claim, markDone, release, get), false, or { store, scope, leaseMs, retentionMs, timeoutMs }',
     );
   }
   return store as IdempotencyStore;
@@ -119,24 +131,26 @@ export function resolveDispatchOptions(
   options: DispatchEventOptions,
   where: string,
 ): ResolvedDispatchOptions {
+  checkMovedOptions(options, where);
+  const settings = idempotencySettings(options.idempotency, where);
   const timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs', where, MAX_DELAY);
-  const leaseMs = positive(options.leaseMs ?? Math.max(5 * timeoutMs, 60_000), 'leaseMs', where);
-  const retentionMs = positive(options.retentionMs ?? SEVEN_HOURS, 'retentionMs', where);
-  const storeTimeoutMs = positive(options.storeTimeoutMs ?? 5_000, 'storeTimeoutMs', where, MAX_DELAY);
+  const leaseMs = positive(settings.leaseMs ?? Math.max(5 * timeoutMs, 60_000), 'idempotency.leaseMs', where);
+  const retentionMs = positive(settings.retentionMs ?? SEVEN_HOURS, 'idempotency.retentionMs', where);
+  const storeTimeoutMs = positive(settings.timeoutMs ?? 5_000, 'idempotency.timeoutMs', where, MAX_DELAY);
   const retryAfter = String(Math.ceil(positive(options.retryAfterSeconds ?? 30, 'retryAfterSeconds', where)));
   if (leaseMs <= timeoutMs) {
     throw new OptionsError(
       'ERR_SW_TIMEOUT',
       where,
-      'leaseMs must be longer than timeoutMs, or a slow handler could run twice at once',
+      'idempotency.leaseMs must be longer than timeoutMs, or a slow handler could run twice at once',
     );
   }
-  if (options.name !== undefined && typeof options.name !== 'string') {
-    throw new OptionsError('ERR_SW_NAME', where, 'name must be a string');
+  if (settings.scope !== undefined && typeof settings.scope !== 'string') {
+    throw new OptionsError('ERR_SW_NAME', where, 'idempotency.scope must be a string');
   }
-  const scope = options.name ?? '';
+  const scope = settings.scope ?? '';
   const store = checkStore(
-    options.idempotency === undefined ? new MemoryStore({ logger: options.logger }) : options.idempotency,
+    settings.store === undefined ? new MemoryStore({ logger: options.logger }) : settings.store,
     where,
   );
   const inbox = checkInbox(options.inbox, where);

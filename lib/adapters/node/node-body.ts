@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { bodyProblems } from './body-problems';
-import type { BodySource } from './webhook-request';
+import { bodyProblems } from '../../core/problems';
+import type { BodySource } from '../../core/webhook-request';
 
 type NodeStream = Pick<IncomingMessage, 'on' | 'removeListener' | 'pause' | 'headers'>;
 

@@ -1,15 +1,16 @@
-import { checkOptionKeys } from '../check-option-keys';
-import type { EventRouter } from '../events/event-router';
-import type { RetryLater } from '../events/retry-later';
-import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../inbox/inbox';
-import type { QueuedDelivery } from '../inbox/queued-delivery';
-import { resolveLogger, type ResolvedLogger } from '../logger';
-import { OptionsError } from '../options-error';
+import { checkOptionKeys } from '../../check-option-keys';
+import type { EventRouter } from '../../events/event-router';
+import type { RetryLater } from '../../events/retry-later';
+import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../../inbox/inbox';
+import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import { resolveLogger, type ResolvedLogger } from '../../logger';
+import { OptionsError } from '../../options-error';
 import { boundedStore } from './bounded-store';
-import { callContained } from './call-contained';
+import { callContained } from '../call-contained';
 import { resolveDispatchOptions } from './dispatch-options';
-import { rateLimitedLog } from './rate-limited-log';
-import { checkRouter } from './resolve-receiver-options';
+import { rateLimitedLog } from '../rate-limited-log';
+import { checkRouter } from '../resolve-receiver-options';
+import type { TracingHooks } from '../tracing';
 import { checkOrderingStore } from './check-ordering-store';
 import { orderingGuard } from './ordering-guard';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
@@ -78,6 +79,7 @@ export function inboxWorkerCore(
   router: EventRouter,
   options: InboxWorkerOptions = {},
   where: string,
+  tracing: TracingHooks,
 ): InboxWorkerCore {
   if (typeof options !== 'object' || options === null)
     throw new OptionsError('ERR_SW_OPTION', where, 'options must be an object');
@@ -92,7 +94,11 @@ export function inboxWorkerCore(
   // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store.
   // A killed worker's claim frees up after twice the bound of a try, not the receiver's minute.
   const dispatch = resolveDispatchOptions(
-    { idempotency: options.idempotency, timeoutMs, leaseMs: 2 * timeoutMs, logger: options.logger },
+    {
+      idempotency: { store: options.idempotency, leaseMs: 2 * timeoutMs },
+      timeoutMs,
+      logger: options.logger,
+    },
     where,
   );
   const warn = rateLimitedLog(log);
@@ -100,7 +106,7 @@ export function inboxWorkerCore(
   // Ordered handlers are guarded when the job runs: the worker's store must have entity operations.
   checkOrderingStore(router, dispatch.store);
   const guard = orderingGuard(dispatch, log, warn);
-  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs, guard };
+  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs, guard, tracing };
   const attempts = whole(options.attempts, 'attempts', where, 13);
   const delayAfter = (attempt: number, retryLater: RetryLater | undefined) =>
     retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;

@@ -1,14 +1,14 @@
-import { checkEventRules } from '../events/event-rules';
-import { InvalidEventError } from '../events/invalid-event-error';
-import { normalizeEvent } from '../events/normalize-event';
-import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { ResolvedLogger } from '../logger';
+import { checkEventRules } from '../../events/event-rules';
+import { InvalidEventError } from '../../events/invalid-event-error';
+import { normalizeEvent } from '../../events/normalize-event';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { ResolvedLogger } from '../../logger';
 import { binaryEnvelope } from './binary-mode';
 import { checkContent } from './check-content';
 import { parseCloudEventEnvelope, type CloudEventEnvelope } from './cloud-event-envelope';
-import { HttpProblem } from './http-problem';
+import { HttpProblem } from '../http-problem';
 import { decodeUtf8, fromParsedBody, parseJsonText } from './parse-json-body';
-import type { WebhookRequest } from './webhook-request';
+import type { WebhookRequest } from '../webhook-request';
 
 /** `'strict'` answers 400 to an event that breaks the spec's per-type rules 2–5; `'lenient'` accepts it and logs a warning. */
 export type ValidationMode = 'strict' | 'lenient';

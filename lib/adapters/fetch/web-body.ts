@@ -1,6 +1,6 @@
-import { bodyProblems } from './body-problems';
-import { HttpProblem } from './http-problem';
-import type { BodySource } from './webhook-request';
+import { bodyProblems } from '../../core/problems';
+import { HttpProblem } from '../../core/http-problem';
+import type { BodySource } from '../../core/webhook-request';
 
 /** A Fetch `Request` body, read chunk by chunk so a limit or a timeout cancels it early. */
 export function webBody(request: Request): BodySource {

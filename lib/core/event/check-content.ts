@@ -1,5 +1,5 @@
 import { parse as parseContentType } from 'content-type';
-import { HttpProblem } from './http-problem';
+import { HttpProblem } from '../http-problem';
 
 const STRUCTURED_TYPES = new Set(['application/cloudevents+json', 'application/json']);
 const UTF8 = new Set(['utf-8', 'utf8']);
