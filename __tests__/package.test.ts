@@ -21,6 +21,20 @@ const run = (cmd: string, args: string[], cwd: string) =>
     env: { ...process.env, npm_config_loglevel: 'error' },
   });
 
+/**
+ * Runs `use` in a fresh node twice, once after `require` and once after `import` of `names` (subpath →
+ * the names it exports), and returns both outputs: every subpath is proved both ways the same.
+ */
+function requiredAndImported(dir: string, names: Record<string, string[]>, use: string): [string, string] {
+  const each = Object.entries(names);
+  const requires = each.map(([from, list]) => `const { ${list.join(', ')} } = require('${from}');`);
+  const imports = each.map(([from, list]) => `import { ${list.join(', ')} } from '${from}';`);
+  return [
+    run('node', ['-e', `${requires.join(' ')} ${use}`], dir),
+    run('node', ['--input-type=module', '-e', `${imports.join(' ')} ${use}`], dir),
+  ];
+}
+
 /** The published shape, not lib/: pack the package and install the tarball into throwaway apps. */
 describe('the packed tarball', () => {
   let work: string;
@@ -242,24 +256,11 @@ export = app;
       "{ eventId: 'e', type: 'ag.access_pass.issued', source: 's', layout: 'A', outcome: 'processed', status: 200, problem: null, durationMs: 2, handlerMs: 1, attempt: 1 }";
     const use = `const registry = new Registry(); const metrics = prometheusMetrics({ registry });
       metrics.onRequestStart(); metrics(${record}); registry.metrics().then((text) => console.log(text));`;
-    const required = run(
-      'node',
-      [
-        '-e',
-        `const { prometheusMetrics } = require('service-webhooks/metrics'); const { Registry } = require('prom-client'); ${use}`,
-      ],
+    for (const text of requiredAndImported(
       dir,
-    );
-    const imported = run(
-      'node',
-      [
-        '--input-type=module',
-        '-e',
-        `import { prometheusMetrics } from 'service-webhooks/metrics'; import { Registry } from 'prom-client'; ${use}`,
-      ],
-      dir,
-    );
-    for (const text of [required, imported]) {
+      { 'service-webhooks/metrics': ['prometheusMetrics'], 'prom-client': ['Registry'] },
+      use,
+    )) {
       expect(text).toContain(
         'service_webhooks_requests_total{type="ag.access_pass.issued",outcome="processed"} 1',
       );
@@ -274,24 +275,15 @@ export = app;
       const postgres = new PostgresStore({ pool: { query: async () => ({ rows: [{ result: 2 }] }) } });
       Promise.all([redis.claim('k', 't', 1000), postgres.claim('k', 't', 1000)]).then((claims) =>
         console.log(JSON.stringify({ claims, sent, sql: postgresSetupSql().startsWith('CREATE TABLE'), contract: typeof runStoreContract })));`;
-    const required = run(
-      'node',
-      [
-        '-e',
-        `const { RedisStore } = require('service-webhooks/redis'); const { PostgresStore, postgresSetupSql } = require('service-webhooks/postgres'); const { runStoreContract } = require('service-webhooks/testing'); ${use}`,
-      ],
+    for (const text of requiredAndImported(
       dir,
-    );
-    const imported = run(
-      'node',
-      [
-        '--input-type=module',
-        '-e',
-        `import { RedisStore } from 'service-webhooks/redis'; import { PostgresStore, postgresSetupSql } from 'service-webhooks/postgres'; import { runStoreContract } from 'service-webhooks/testing'; ${use}`,
-      ],
-      dir,
-    );
-    for (const text of [required, imported]) {
+      {
+        'service-webhooks/redis': ['RedisStore'],
+        'service-webhooks/postgres': ['PostgresStore', 'postgresSetupSql'],
+        'service-webhooks/testing': ['runStoreContract'],
+      },
+      use,
+    )) {
       expect(JSON.parse(text)).toEqual({
         claims: ['claimed', 'done'],
         sent: ['SCRIPT', 'SCRIPT', 'SCRIPT', 'CONFIG', 'EVALSHA'],
@@ -310,24 +302,11 @@ export = app;
       try { bullmqInbox({ queue: {} }); } catch (e) { seen.push(e.message.includes("queue must be a Queue from 'bullmq'")); }
       const inbox = pgBossInbox({ connectionString: 'postgres://postgres@127.0.0.1:1/none' });
       inbox.status().catch((e) => seen.push(e.code ?? e.message)).then(() => console.log(JSON.stringify(seen)));`;
-    const required = run(
-      'node',
-      [
-        '-e',
-        `const { bullmqInbox } = require('service-webhooks/bullmq'); const { pgBossInbox } = require('service-webhooks/pg-boss'); ${use}`,
-      ],
+    for (const text of requiredAndImported(
       dir,
-    );
-    const imported = run(
-      'node',
-      [
-        '--input-type=module',
-        '-e',
-        `import { bullmqInbox } from 'service-webhooks/bullmq'; import { pgBossInbox } from 'service-webhooks/pg-boss'; ${use}`,
-      ],
-      dir,
-    );
-    for (const text of [required, imported])
+      { 'service-webhooks/bullmq': ['bullmqInbox'], 'service-webhooks/pg-boss': ['pgBossInbox'] },
+      use,
+    ))
       expect(JSON.parse(text)).toEqual(['OptionsError', true, 'ECONNREFUSED']);
     // Without the optional peers: the subpaths load, and say what to install once an engine is needed.
     const bare = app('inbox-bare-app', { type: 'commonjs' }, []);
