@@ -114,6 +114,9 @@ export function inboxWorkerCore(
   function dispose(result: QueuedRunResult, attempt: number, delivery: QueuedDelivery): JobDisposition {
     if (result.ok) return { then: 'complete', status: result.status };
     const error = errorMessage(result.error);
+    // Busy is not a failure: spending the last attempt on it would dead-letter an event no handler failed.
+    if (result.putBack === true)
+      return { then: 'retry', delayMs: delayAfter(attempt, result.retryLater), error };
     if (result.permanent || attempt >= attempts) {
       log.error(
         { eventId: delivery.id, type: delivery.type, attempt, error },

@@ -25,6 +25,12 @@ export type QueuedRunResult =
       retryLater: RetryLater | undefined;
       /** True when no retry can help (the envelope no longer reads as an event): dead-letter it now. */
       permanent: boolean;
+      /**
+       * True when nothing failed: another try of this event, or another event of its entity, holds
+       * what this try needs. It is put back for later and never dead-lettered for it (the holder's
+       * lease bounds the wait).
+       */
+      putBack?: true;
     };
 
 /** What the worker gives every try: the store that makes effects happen once, and the bounds. */
@@ -89,7 +95,7 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
       const wait = new RetryLater('another try of this event holds it', {
         retryAfterSeconds: Math.ceil(context.leaseMs / 1000),
       });
-      return { ok: false, error: wait, retryLater: wait, permanent: false };
+      return { ok: false, error: wait, retryLater: wait, permanent: false, putBack: true };
     }
     if (claimed !== 'claimed') {
       const error = new Error('the idempotency store is unavailable');
@@ -127,7 +133,7 @@ function tryResult(guarded: GuardedRun, handled: boolean): QueuedRunResult {
       const wait = new RetryLater('another event of this entity is running its ordered handlers', {
         retryAfterSeconds: ENTITY_BUSY_RETRY_SECONDS,
       });
-      return { ok: false, error: wait, retryLater: wait, permanent: false };
+      return { ok: false, error: wait, retryLater: wait, permanent: false, putBack: true };
     }
     case 'unavailable': {
       const error = new Error('the idempotency store is unavailable (entity lease)');
