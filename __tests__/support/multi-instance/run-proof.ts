@@ -212,7 +212,10 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     let first = true;
     while (Date.now() < deadline) {
       let acked: boolean;
-      if (first && id.startsWith('kill-')) {
+      // The kill event goes to the victim until its handler hangs there: a first try the victim
+      // answers 503 before its handler starts (the store frozen or restarting) must not send the
+      // event to another instance, whose handler would hang in its place.
+      if (id.startsWith('kill-') && figures.kills === 0 && !instances[0]!.lines.includes(`HANG ${id}`)) {
         avoid = instances[0];
         acked = await attempt(id, body, instances[0]!);
       } else if (first && random() < 0.25) {
