@@ -50,6 +50,22 @@ describe('pgBossInbox refuses what it cannot use, at construction', () => {
       { connectionString: 'postgres://x', expireInSeconds: 0 },
       /expireInSeconds must be/,
     ],
+    [
+      'a schema with a dash',
+      { connectionString: 'postgres://x', schema: 'pg-boss' },
+      /schema must be a plain SQL identifier: .* \(got "pg-boss"\); did you mean "pg_boss"\?/,
+    ],
+    [
+      'a schema holding SQL',
+      { connectionString: 'postgres://x', schema: 'pgboss.job; DROP TABLE x; --' },
+      /schema must be a plain SQL identifier/,
+    ],
+    [
+      'a schema starting with a digit',
+      { connectionString: 'postgres://x', schema: '1boss' },
+      /did you mean "_1boss"\?/,
+    ],
+    ['a schema that is not a string', { connectionString: 'postgres://x', schema: 7 }, /schema must be/],
   ])('%s', (_name, options, message) => {
     expect(() => pgBossInbox(options as PgBossInboxOptions)).toThrow(message);
   });

@@ -1,9 +1,11 @@
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
-import { isQueuedDelivery, jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
+import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
-import { deadLetterOf, isDeadLetterData, type DeadLetterData } from './dead-letter-data';
+import { checkSchemaName } from './check-schema-name';
+import { deadLetterOf } from './dead-letter-data';
+import { findDeadJobs, type DeadJob } from './find-dead-jobs';
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { pgBossStatus } from './pg-boss-status';
 import { startPgBossWorker } from './pg-boss-worker';
@@ -16,7 +18,10 @@ export interface PgBossInboxOptions {
   connectionString?: string;
   /** The queue's name; dead letters go to `<name>.dead`. Defaults to `'service-webhooks'`. */
   name?: string;
-  /** pg-boss's schema. Defaults to `'pgboss'` (or the given boss's). */
+  /**
+   * pg-boss's schema: a plain SQL identifier (letters, digits, `_`). Defaults to `'pgboss'`; with
+   * `boss`, give the schema that boss was made with.
+   */
   schema?: string;
   /**
    * How long a try may hold its job before pg-boss takes it back (a killed worker's job runs again
@@ -30,6 +35,8 @@ const WHERE = 'pgBossInbox';
 const NAME = /^[\w.-]{1,50}$/;
 /** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
 const DEAD_RETENTION_SECONDS = 90 * 24 * 60 * 60;
+/** How many dead letters a replay reads at once: memory stays bounded however many match. */
+export const REPLAY_BATCH = 100;
 
 /**
  * An {@link Inbox} on pg-boss: `send` commits the job before it resolves, so an acknowledged event is
@@ -58,7 +65,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   const owned = options.boss === undefined;
   if (!owned && typeof options.boss?.send !== 'function')
     throw new OptionsError('ERR_SW_OPTION', WHERE, "boss must be a PgBoss from 'pg-boss'");
-  const schema = options.schema ?? 'pgboss';
+  const schema = checkSchemaName(options.schema ?? 'pgboss', WHERE);
   const dead = `${name}.dead`;
   const workers = new Set<{ close(): Promise<void> }>();
   let ready: Promise<PgBoss> | undefined;
@@ -91,15 +98,6 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     return ready;
   }
 
-  async function deadJobs(match: (d: DeadLetterData) => boolean) {
-    const b = await boss();
-    const jobs = await b.findJobs(dead, { queued: true });
-    return jobs.filter((j) => isDeadLetterData(j.data) && match(j.data)) as {
-      id: string;
-      data: DeadLetterData;
-    }[];
-  }
-
   async function enqueue(delivery: QueuedDelivery): Promise<void> {
     const b = await boss();
     // The id is the key's: a redelivery's send conflicts and adds nothing (it resolves null).
@@ -122,28 +120,28 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
     async deadLetters(filter = {}): Promise<DeadLetter[]> {
-      const jobs = await deadJobs((d) => filter.type === undefined || d.delivery.type === filter.type);
-      return jobs
-        .map((j) => deadLetterOf(j.data))
-        .sort((a, b) => (b.failedAt?.getTime() ?? 0) - (a.failedAt?.getTime() ?? 0))
-        .slice(0, filter.limit ?? 100);
+      const jobs = await findDeadJobs(await boss(), schema, dead, {
+        type: filter.type,
+        limit: filter.limit ?? 100,
+      });
+      return jobs.map((j) => deadLetterOf(j.data));
     },
     async replay(target: string | ReplayFilter) {
       const b = await boss();
-      const jobs = await deadJobs((d) =>
-        typeof target === 'string'
-          ? d.delivery.id === target
-          : (target.type === undefined || d.delivery.type === target.type) &&
-            (target.since === undefined || Date.parse(d.failedAt) >= target.since.getTime()),
-      );
+      const query =
+        typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };
       let replayed = 0;
-      for (const job of jobs) {
-        if (!isQueuedDelivery(job.data.delivery)) continue;
-        await enqueue(job.data.delivery);
-        const deleted = (await b.deleteJob(dead, job.id)) as { affected?: number };
-        if ((deleted.affected ?? 0) > 0) replayed++;
+      // A page at a time, each after the last one read: the walk ends, even if a page cannot be deleted.
+      for (let after: DeadJob | undefined; ;) {
+        const jobs = await findDeadJobs(b, schema, dead, { ...query, limit: REPLAY_BATCH, after });
+        for (const job of jobs) {
+          await enqueue(job.data.delivery);
+          const deleted = (await b.deleteJob(dead, job.id)) as { affected?: number };
+          if ((deleted.affected ?? 0) > 0) replayed++;
+        }
+        after = jobs.at(-1);
+        if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
       }
-      return replayed;
     },
     status: async () => pgBossStatus(await boss(), schema, name, dead),
     async close() {
