@@ -45,7 +45,7 @@ describe('inboxWorkerCore: a busy try is put back, never dead-lettered', () => {
     await first;
     // No handler failed: the doc of OrderingGuard says busy "put[s] it back for later without
     // counting a failure of the handlers". Dead-lettering it means it is never run automatically.
-    expect(second.then).toBe('retry');
+    expect(second.then).toBe('putBack');
     expect(ran).toEqual(['b']);
   });
 

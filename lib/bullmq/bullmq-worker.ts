@@ -20,7 +20,7 @@ class TryFailed extends Error {
 /**
  * A BullMQ Worker running the shared runner: a failed try is retried after the delay the worker's
  * backoff (or the handler's RetryLater) chose; the last one, or one no retry can help, fails the
- * job for good (BullMQ's failed set: the dead letters).
+ * job for good (BullMQ's failed set: the dead letters). A try put back (busy) is delayed, not failed.
  */
 export async function startBullmqWorker(
   name: string,
@@ -30,12 +30,17 @@ export async function startBullmqWorker(
   options: InboxWorkerOptions | undefined,
 ): Promise<{ close(): Promise<void> }> {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
-  const { UnrecoverableError, Worker } = loadBullmq();
-  const processJob = async (job: Job<QueuedDelivery>) => {
+  const { DelayedError, UnrecoverableError, Worker } = loadBullmq();
+  const processJob = async (job: Job<QueuedDelivery>, token?: string) => {
     const attempt = job.attemptsMade + 1;
     const next = await core.run(job.data, attempt);
     if (next.then === 'complete') return next.status;
     if (next.then === 'dead') throw new UnrecoverableError(next.error);
+    if (next.then === 'putBack' && token !== undefined) {
+      // Delayed without spending an attempt (BullMQ skips attemptsMade for a job moved this way).
+      await job.moveToDelayed(Date.now() + next.delayMs, token);
+      throw new DelayedError();
+    }
     throw new TryFailed(next.error, next.delayMs);
   };
   const worker = new Worker<QueuedDelivery>(name, processJob, {

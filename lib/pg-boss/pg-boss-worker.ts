@@ -17,7 +17,8 @@ interface Queues {
 
 /**
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
- * is failed in pg-boss and its next start set to the delay the worker chose; the last one (or one no
+ * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
+ * without counting as an attempt; the last failed one (or one no
  * retry can help) is copied to the dead-letter queue, with its attempts and error, and deleted from
  * the queue, so a replay can enqueue it again under the same id.
  */
@@ -54,6 +55,20 @@ export function startPgBossWorker(
     await boss.deleteJob(name, job.id);
   }
 
+  /**
+   * A busy try is given back as pg-boss's restore() does (created, never started), so the next claim
+   * does not count an attempt, and starts after `delayMs`: one statement, fenced to this claim.
+   */
+  async function putBack(job: PgBossJob, delayMs: number): Promise<void> {
+    await boss.getDb().executeSql(
+      `UPDATE ${schema}.job
+          SET state = 'created', started_on = NULL, heartbeat_on = NULL,
+              start_after = now() + $4 * interval '1 millisecond'
+        WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count = $3`,
+      [name, job.id, job.retryCount, delayMs],
+    );
+  }
+
   async function settle(job: PgBossJob): Promise<void> {
     const attempt = job.retryCount + 1;
     if (!isQueuedDelivery(job.data))
@@ -64,6 +79,7 @@ export function startPgBossWorker(
       return;
     }
     if (next.then === 'dead') return deadLetter(job, attempt, next.error);
+    if (next.then === 'putBack') return putBack(job, next.delayMs);
     await boss.fail(name, { id: job.id, retryCount: job.retryCount }, { error: next.error });
     const delayMs = next.delayMs;
     await boss

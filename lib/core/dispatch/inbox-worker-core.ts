@@ -25,10 +25,14 @@ const WORKER_OPTION_KEYS = [
   'onJob',
 ];
 
-/** What the engine does with a job after a try: the same decision on every engine. */
+/**
+ * What the engine does with a job after a try: the same decision on every engine. `putBack`: nothing
+ * failed (another try holds the event or its entity), so the job runs again after `delayMs` without
+ * this try counting as one of its attempts.
+ */
 export type JobDisposition =
   | { then: 'complete'; status: 'processed' | 'unhandled' | 'duplicate' | 'stale' }
-  | { then: 'retry'; delayMs: number; error: string }
+  | { then: 'retry' | 'putBack'; delayMs: number; error: string }
   | { then: 'dead'; error: string };
 
 /** What every engine's worker shares: the checked options, the retry decision and the one runner. */
@@ -114,9 +118,9 @@ export function inboxWorkerCore(
   function dispose(result: QueuedRunResult, attempt: number, delivery: QueuedDelivery): JobDisposition {
     if (result.ok) return { then: 'complete', status: result.status };
     const error = errorMessage(result.error);
-    // Busy is not a failure: spending the last attempt on it would dead-letter an event no handler failed.
+    // Busy is not a failure: spending an attempt on it would dead-letter an event no handler failed.
     if (result.putBack === true)
-      return { then: 'retry', delayMs: delayAfter(attempt, result.retryLater), error };
+      return { then: 'putBack', delayMs: delayAfter(attempt, result.retryLater), error };
     if (result.permanent || attempt >= attempts) {
       log.error(
         { eventId: delivery.id, type: delivery.type, attempt, error },
@@ -147,7 +151,12 @@ export function inboxWorkerCore(
           eventId: delivery.id,
           type: delivery.type,
           attempt,
-          outcome: disposition.then === 'complete' ? disposition.status : disposition.then,
+          outcome:
+            disposition.then === 'complete'
+              ? disposition.status
+              : disposition.then === 'putBack'
+                ? 'retry'
+                : disposition.then,
           durationMs: Date.now() - started,
           queuedMs: Math.max(0, started - Date.parse(delivery.receivedAt)),
         });
