@@ -1,4 +1,4 @@
-import { createEventRouter, type Inbox, type InboxWorkerOptions } from '../lib';
+import { createEventRouter, MemoryStore, type Inbox, type InboxWorkerOptions } from '../lib';
 import { bullmqInbox, type BullmqInboxOptions } from '../lib/bullmq';
 import { pgBossInbox, type PgBossInboxOptions } from '../lib/pg-boss';
 import { captureLogger } from './support/capture-logger';
@@ -85,6 +85,18 @@ describeWithRedis('an inbox on a Redis that can lose what it acknowledged', () =
         [{ backoff: 5 }, /backoff must be \{ delayMs\?, maxDelayMs\? \} or \(attempt\) => ms/],
         [{ backoff: { delay: 5 } }, /unknown option "delay"; did you mean "delayMs"\?/],
         [{ onJob: 'count' }, /onJob must be a function/],
+        [
+          { idempotency: { stor: new MemoryStore() } },
+          /inbox\.startWorker idempotency: unknown option "stor"; did you mean "store"\?/,
+        ],
+        [{ idempotency: { name: 'shop' } }, /did you mean "scope"\?/],
+        [{ idempotency: { store: undefined } }, /idempotency: store is missing \(undefined\)/],
+        [{ idempotency: 'redis://x' }, /idempotency must be an IdempotencyStore/],
+        [{ idempotency: { scope: 7 } }, /idempotency\.scope must be a string/],
+        [
+          { idempotency: { store: new MemoryStore(), leaseMs: 60_000 } },
+          /idempotency\.leaseMs must be longer than timeoutMs/,
+        ],
       ] as [unknown, RegExp][])
         await expect(inbox.startWorker(router, options as InboxWorkerOptions)).rejects.toThrow(message);
       await expect(inbox.startWorker({} as never)).rejects.toThrow(/router must come from createEventRouter/);

@@ -1,6 +1,7 @@
 // The shared worker core: what a try comes to (retry, dead letter), whatever the engine.
 import { createEventRouter, MemoryStore, type AnyWebhookEvent } from '../lib';
 import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
+import { eventPosition } from '../lib/core/dispatch/event-position';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery } from '../lib/inbox/queued-delivery';
 import { normalizeEvent } from '../lib/events/normalize-event';
@@ -71,5 +72,42 @@ describe('inboxWorkerCore: a busy try is put back, never dead-lettered', () => {
     open();
     expect(await first).toMatchObject({ then: 'complete' });
     expect(second.then).not.toBe('dead');
+  });
+});
+
+describe('inboxWorkerCore: the idempotency option, as the receiver takes it', () => {
+  it("takes the receiver's { store, scope }: ordered handlers' entities are keyed by that scope", async () => {
+    const store = new MemoryStore({ logger: false });
+    const ran: string[] = [];
+    const router = createEventRouter().on(
+      'ag.access_pass.updated',
+      (e: AnyWebhookEvent) => void ran.push(e.id),
+      { ordering: 'newest-wins' },
+    );
+    const d = queued('scoped', '2025-01-01T00:00:05Z');
+    // Another worker of the 'shop' receiver holds the entity, under the key that receiver uses.
+    const event = normalizeEvent(d.envelope as never, (d.envelope as { data: unknown }).data, d.envelope);
+    const entity = event.entity!;
+    const holder = await store.leaseEntity(
+      idempotencyKey('shop', entity.kind, entity.id),
+      'another-try',
+      60_000,
+      eventPosition({ id: 'earlier', time: '2025-01-01T00:00:01Z' })!,
+    );
+    expect(holder).toBe('leased');
+    const options = { logger: false as const, timeoutMs: 10_000 };
+    const shop = inboxWorkerCore(
+      router,
+      { ...options, idempotency: { store, scope: 'shop' } },
+      'w',
+      openTelemetryTracing,
+    );
+    expect(await shop.run(d, 1)).toMatchObject({ then: 'putBack' });
+    expect(ran).toEqual([]);
+    // A worker of the unscoped receiver (a bare store: scope '') is not held by the shop's entity.
+    const bare = inboxWorkerCore(router, { ...options, idempotency: store }, 'w', openTelemetryTracing);
+    expect(await bare.run(d, 1)).toMatchObject({ then: 'complete', status: 'processed' });
+    expect(ran).toEqual(['scoped']);
+    store.close();
   });
 });

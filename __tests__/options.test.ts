@@ -201,6 +201,12 @@ describe('a bad option value is refused at construction, with its rule', () => {
     ['webhookReceiver', { logger: 'console' }, 'ERR_SW_LOGGER', /logger must be an object/],
     ['webhookReceiver', { idempotency: { get: () => null } }, 'ERR_SW_STORE', /IdempotencyStore/],
     ['webhookReceiver', { idempotency: { scope: 5 } }, 'ERR_SW_NAME', /idempotency\.scope must be a string/],
+    [
+      'webhookReceiver',
+      { idempotency: { store: undefined, scope: 'shop' } },
+      'ERR_SW_STORE',
+      /webhookReceiver idempotency: store is missing \(undefined\): give a store .* or leave idempotency out/,
+    ],
     ['webhookReceiver', { requireTokenOnHandshake: 'yes' }, 'ERR_SW_OPTION', /must be a boolean/],
     ['webhookReceiver', { bodyTimeoutMs: 0 }, 'ERR_SW_TIMEOUT', /bodyTimeoutMs/],
     ['webhookReceiver', { onDelivery: 'log' }, 'ERR_SW_OPTION', /onDelivery must be a function/],
@@ -296,6 +302,9 @@ describe('the idempotency settings, nested since issue 23', () => {
       }),
     ).not.toThrow();
     expect(() => dispatchEvent(createEventRouter(), { idempotency: {} })).not.toThrow();
+    // Left out, the store is the default MemoryStore; only `store: undefined` written out is refused.
+    expect(() => dispatchEvent(createEventRouter(), { idempotency: undefined })).not.toThrow();
+    expect(() => dispatchEvent(createEventRouter(), { idempotency: { scope: 'shop' } })).not.toThrow();
     store.close();
   });
 });

@@ -21,7 +21,7 @@ export {
   type DispatchEventOptions,
   type DispatchHandler,
 } from './adapters/express/dispatch-event';
-export type { IdempotencyOptions } from './core/dispatch/dispatch-options';
+export type { IdempotencyOptions } from './idempotency/idempotency-options';
 export { problemHandler, type ProblemHandlerOptions } from './adapters/express/problem-handler';
 export type {
   ExpressErrorMiddleware,

@@ -1,4 +1,5 @@
 import type { EventRouter } from '../events/event-router';
+import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
 import type { QueuedDelivery } from './queued-delivery';
@@ -27,9 +28,13 @@ export interface InboxWorkerOptions {
   /**
    * Remembers which events' handlers succeeded, so a job run again (a worker killed after the
    * handlers but before the queue heard of it) does not run them twice. Share one store between
-   * workers (`RedisStore`, `PostgresStore`). Defaults to a new `MemoryStore` (this process only).
+   * workers (`RedisStore`, `PostgresStore`). Given as the receiver's option is:
+   * `{ store, scope, leaseMs, retentionMs, timeoutMs }` ({@link IdempotencyOptions}) or a bare store;
+   * pass the receiver's own object so the worker shares its `scope` (entities of ordered handlers are
+   * keyed by it). `leaseMs` must exceed this worker's `timeoutMs`. Defaults to a new `MemoryStore`
+   * (this process only), scope `''`, `leaseMs` `2 × timeoutMs`; `false`: every try runs the handlers.
    */
-  idempotency?: IdempotencyStore;
+  idempotency?: IdempotencyOptions | IdempotencyStore | false;
   /** How long a job's handlers may run before they are asked to stop (`ctx.signal`) and the try fails. Defaults to `600_000` ms. */
   timeoutMs?: number;
   /** Where failures are logged. Defaults to the console. */

@@ -1,34 +1,10 @@
+import type { IdempotencyOptions } from '../../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../../idempotency/idempotency-store';
 import { MemoryStore } from '../../idempotency/memory-store';
 import type { Inbox } from '../../inbox/inbox';
 import type { Logger } from '../../logger';
 import { OptionsError } from '../../options-error';
 import { checkMovedOptions, idempotencySettings, STORE_METHODS } from './idempotency-settings';
-
-/**
- * How processed events are remembered, so a redelivery does not run the handlers again. Given as
- * `idempotency: { store, scope, leaseMs, retentionMs, timeoutMs }`; a bare store
- * (`idempotency: new RedisStore(…)`) is short for `{ store }`, and `false` turns remembering off.
- */
-export interface IdempotencyOptions {
-  /**
-   * Where claims and processed events are kept; `false` turns that off (every delivery runs the
-   * handlers). Defaults to a new {@link MemoryStore}, which serves one instance.
-   */
-  store?: IdempotencyStore | false;
-  /** Scopes idempotency keys, so two receivers sharing one store never share keys. Defaults to `''`. */
-  scope?: string;
-  /** How long a claim holds an event while its handlers run; must exceed `timeoutMs` of the receiver. Defaults to `max(5 × timeoutMs, 60_000)` ms. */
-  leaseMs?: number;
-  /** How long a processed event is remembered. Defaults to 7 hours, past the Service's 6-hour retry window. */
-  retentionMs?: number;
-  /**
-   * The bound on every store call (and on an inbox's enqueue): one that has not settled by then
-   * counts as failed (503 + `Retry-After` on claim; markDone and release are logged). Defaults to
-   * `5_000` ms.
-   */
-  timeoutMs?: number;
-}
 
 /** Options of {@link dispatchEvent}; the receiver takes the same ones. */
 export interface DispatchEventOptions {

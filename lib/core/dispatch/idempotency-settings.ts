@@ -1,7 +1,7 @@
 import { checkOptionKeys } from '../../check-option-keys';
 import type { IdempotencyStore } from '../../idempotency/idempotency-store';
 import { OptionsError } from '../../options-error';
-import type { IdempotencyOptions } from './dispatch-options';
+import type { IdempotencyOptions } from '../../idempotency/idempotency-options';
 
 /*
  * How the `idempotency` option is read (issue 23): a bare store, `false`, or the nested settings;
@@ -46,6 +46,15 @@ export function idempotencySettings(value: unknown, where: string): IdempotencyO
       );
     }
     checkOptionKeys(value, IDEMPOTENCY_KEYS, `${where} idempotency`);
+    // Written out but undefined: a store that was meant to be there (an unset variable, an import
+    // cycle). A silent MemoryStore would forget every event on restart and share nothing.
+    if ('store' in value && value.store === undefined) {
+      throw new OptionsError(
+        'ERR_SW_STORE',
+        `${where} idempotency`,
+        'store is missing (undefined): give a store ({ store: new RedisStore(…) }), false to turn remembering off, or leave idempotency out for the default MemoryStore',
+      );
+    }
     return value as IdempotencyOptions;
   }
   return { store: value as IdempotencyStore };

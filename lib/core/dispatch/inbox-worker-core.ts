@@ -8,6 +8,7 @@ import { OptionsError } from '../../options-error';
 import { boundedStore } from './bounded-store';
 import { callContained } from '../call-contained';
 import { resolveDispatchOptions } from './dispatch-options';
+import { idempotencySettings } from './idempotency-settings';
 import { rateLimitedLog } from '../rate-limited-log';
 import { checkRouter } from '../resolve-receiver-options';
 import type { TracingHooks } from '../tracing';
@@ -95,11 +96,18 @@ export function inboxWorkerCore(
     throw new OptionsError('ERR_SW_OPTION', where, 'onJob must be a function (record) => void');
   const onJob = options.onJob;
   const timeoutMs = options.timeoutMs ?? 600_000;
-  // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store.
-  // A killed worker's claim frees up after twice the bound of a try, not the receiver's minute.
+  // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store,
+  // given the same way (a bare store, or the receiver's { store, scope, … }). Its scope keys the
+  // entities as the receiver's does. A killed worker's claim frees up after twice the bound of a
+  // try, not the receiver's minute.
+  const { store: given, ...settings } = idempotencySettings(options.idempotency, where);
   const dispatch = resolveDispatchOptions(
     {
-      idempotency: { store: options.idempotency, leaseMs: 2 * timeoutMs },
+      idempotency: {
+        ...settings,
+        ...(given === undefined ? {} : { store: given }),
+        leaseMs: settings.leaseMs ?? 2 * timeoutMs,
+      },
       timeoutMs,
       logger: options.logger,
     },
