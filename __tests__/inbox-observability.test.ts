@@ -9,7 +9,8 @@ import { Registry } from 'prom-client';
 import { createEventRouter, createFetchHandler, type Inbox } from '../lib';
 import { inboxMetrics } from '../lib/metrics';
 import { delivery, issued, TOKEN } from './support/contract-rows';
-import { bullmqEngine, eventually, type EngineServer } from './support/inbox-engines';
+import { describeEachEngine } from './support/describe-each-engine';
+import { eventually } from './support/inbox-engines';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -34,27 +35,25 @@ async function send(inbox: Inbox, event: object) {
   expect(res.status).toBe(200);
 }
 
-bullmqEngine.describeWith('the inbox, observed', () => {
-  let server: EngineServer;
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+  trace.setGlobalTracerProvider(provider);
+});
+afterAll(async () => {
+  trace.disable();
+  context.disable();
+  await provider.shutdown();
+});
+
+describeEachEngine('the inbox on $name, observed', (engine, server) => {
   const open: { close(): Promise<void> }[] = [];
-  beforeAll(async () => {
-    server = await bullmqEngine.start();
-    context.setGlobalContextManager(contextManager.enable());
-    trace.setGlobalTracerProvider(provider);
-  }, 60_000);
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();
     exporter.reset();
   });
-  afterAll(async () => {
-    trace.disable();
-    context.disable();
-    await provider.shutdown();
-    await server?.close();
-  });
 
   it('runs each job in a span linked to its delivery span, the handler spans inside it', async () => {
-    const inbox = server.inbox(`spans-${process.pid}`);
+    const inbox = server().inbox(`spans-${process.pid}`);
     open.push(inbox);
     const tracer = trace.getTracer('test');
     const worker = await inbox.startWorker(
@@ -87,7 +86,7 @@ bullmqEngine.describeWith('the inbox, observed', () => {
   });
 
   it('measures the queue at each scrape and counts every try', async () => {
-    const inbox = server.inbox(`metrics-${process.pid}`);
+    const inbox = server().inbox(`metrics-${process.pid}`);
     open.push(inbox);
     const registry = new Registry();
     const metrics = inboxMetrics({ inbox, registry });
@@ -103,9 +102,11 @@ bullmqEngine.describeWith('the inbox, observed', () => {
     await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
     const text = await registry.metrics();
     const labels = `queue="${inbox.name}"`;
-    expect(text).toContain(`service_webhooks_inbox_depth{${labels},engine="bullmq"} 0`);
-    expect(text).toContain(`service_webhooks_inbox_dead_letters{${labels},engine="bullmq"} 1`);
-    expect(text).toContain(`service_webhooks_inbox_oldest_job_age_seconds{${labels},engine="bullmq"} 0`);
+    expect(text).toContain(`service_webhooks_inbox_depth{${labels},engine="${engine.name}"} 0`);
+    expect(text).toContain(`service_webhooks_inbox_dead_letters{${labels},engine="${engine.name}"} 1`);
+    expect(text).toContain(
+      `service_webhooks_inbox_oldest_job_age_seconds{${labels},engine="${engine.name}"} 0`,
+    );
     expect(text).toContain(
       `service_webhooks_inbox_attempts_total{${labels},type="ag.access_pass.issued",outcome="processed"} 1`,
     );
@@ -119,7 +120,9 @@ bullmqEngine.describeWith('the inbox, observed', () => {
       /service_webhooks_inbox_job_duration_seconds_count\{queue="[^"]+",type="ag.access_pass.issued",outcome="dead"\} 1/,
     );
   });
+});
 
+describe('inboxMetrics', () => {
   it('refuses options it cannot use', () => {
     expect(() => inboxMetrics({} as never)).toThrow(
       /\[service-webhooks\] inboxMetrics: inbox must be an Inbox/,
