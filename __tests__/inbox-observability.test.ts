@@ -1,20 +1,13 @@
-import { context, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { SpanKind, trace } from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 import { createEventRouter, createFetchHandler, type Inbox } from '../lib';
 import { inboxMetrics } from '../lib/metrics';
 import { delivery, issued, TOKEN } from './support/contract-rows';
 import { describeEachEngine } from './support/describe-each-engine';
+import { useInMemoryTracing } from './support/in-memory-tracing';
 import { eventually } from './support/inbox-engines';
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager();
+const { exporter } = useInMemoryTracing();
 
 /** Sends one delivery to a Fetch receiver with the inbox. */
 async function send(inbox: Inbox, event: object) {
@@ -35,21 +28,10 @@ async function send(inbox: Inbox, event: object) {
   expect(res.status).toBe(200);
 }
 
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-  trace.setGlobalTracerProvider(provider);
-});
-afterAll(async () => {
-  trace.disable();
-  context.disable();
-  await provider.shutdown();
-});
-
 describeEachEngine('the inbox on $name, observed', (engine, server) => {
   const open: { close(): Promise<void> }[] = [];
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();
-    exporter.reset();
   });
 
   it('runs each job in a span linked to its delivery span, the handler spans inside it', async () => {

@@ -1,14 +1,9 @@
-import { context, ProxyTracerProvider, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-  type ReadableSpan,
-} from '@opentelemetry/sdk-trace-base';
+import { ProxyTracerProvider, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createEventRouter, createFetchHandler, RetryLater, type AnyWebhookEvent } from '../lib';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
 import { DOORS, type OpenDoor, type RawRequest } from './support/doors';
+import { useInMemoryTracing } from './support/in-memory-tracing';
 
 const TOKEN = 'tok_tracing';
 const EVENT_TRACE = '0af7651916cd43dd8448eb211c80319c';
@@ -18,20 +13,7 @@ const HTTP_PARENT = '00f067aa0ba902b7';
 const eventTraceparent = `00-${EVENT_TRACE}-${EVENT_PARENT}-01`;
 const httpTraceparent = `00-${HTTP_TRACE}-${HTTP_PARENT}-01`;
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager();
-
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-  trace.setGlobalTracerProvider(provider);
-});
-afterAll(async () => {
-  trace.disable();
-  context.disable();
-  await provider.shutdown();
-});
-afterEach(() => exporter.reset());
+const { exporter, provider } = useInMemoryTracing();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
