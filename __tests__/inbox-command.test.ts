@@ -5,7 +5,8 @@ import { normalizeEvent } from '../lib/events/normalize-event';
 import { buildEvent } from '../lib/testing';
 import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli } from './support/cli-process';
-import { ENGINES, eventually, type EngineServer } from './support/inbox-engines';
+import { describeEachEngine } from './support/describe-each-engine';
+import { eventually } from './support/inbox-engines';
 
 let built: BuiltPackage;
 beforeAll(async () => {
@@ -20,73 +21,114 @@ async function run(...args: string[]) {
 }
 
 /** Queues one event as the receiver would. */
-async function enqueue(inbox: Inbox, id: string) {
-  const envelope = buildEvent('ag.access_pass.issued', {}, { id });
+async function enqueue(
+  inbox: Inbox,
+  id: string,
+  type: 'ag.access_pass.issued' | 'ag.hid_org.created' = 'ag.access_pass.issued',
+) {
+  const envelope = buildEvent(type, {}, { id });
   const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
   await inbox.enqueue(queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null));
 }
 
-describe.each(ENGINES)('service-webhooks inbox on $name', (engine) => {
-  engine.describeWith(engine.name, () => {
-    let server: EngineServer;
-    beforeAll(async () => {
-      server = await engine.start();
-    }, 60_000);
-    afterAll(async () => server?.close());
+describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
+  it('shows the status and the dead letters, and replays one event, once', async () => {
+    const name = `cli-${process.pid}`;
+    const inbox = server().inbox(name);
+    let broken = true;
+    const runs: string[] = [];
+    const worker = await inbox.startWorker(
+      createEventRouter().onAny((event) => {
+        runs.push(event.id);
+        if (broken) throw new Error('the CRM is down');
+      }),
+      { attempts: 1, logger: false },
+    );
+    try {
+      await enqueue(inbox, 'evt_cli_dead');
+      await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+      const url = ['--url', server().url, '--name', name];
 
-    it('shows the status and the dead letters, and replays one event, once', async () => {
-      const name = `cli-${process.pid}`;
-      const inbox = server.inbox(name);
-      let broken = true;
-      const runs: string[] = [];
-      const worker = await inbox.startWorker(
-        createEventRouter().onAny((event) => {
-          runs.push(event.id);
-          if (broken) throw new Error('the CRM is down');
-        }),
-        { attempts: 1, logger: false },
+      const status = await run('inbox', 'status', ...url);
+      expect(status).toMatchObject({ code: 0, stderr: '' });
+      expect(status.stdout).toMatch(
+        new RegExp(`^${engine.name}: 0 waiting, 0 running, 1 dead letters, oldest waiting none$`),
       );
-      try {
-        await enqueue(inbox, 'evt_cli_dead');
-        await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
-        const url = ['--url', server.url, '--name', name];
 
-        const status = await run('inbox', 'status', ...url);
-        expect(status).toMatchObject({ code: 0, stderr: '' });
-        expect(status.stdout).toMatch(
-          new RegExp(`^${engine.name}: 0 waiting, 0 running, 1 dead letters, oldest waiting none$`),
-        );
+      const dead = await run('inbox', 'dead-letters', ...url, '--json');
+      expect(dead.code).toBe(0);
+      expect(JSON.parse(dead.stdout)).toMatchObject([
+        {
+          attempts: 1,
+          lastError: expect.stringMatching(/the CRM is down/),
+          delivery: { id: 'evt_cli_dead' },
+        },
+      ]);
+      expect((await run('inbox', 'dead-letters', ...url)).stdout).toMatch(
+        /^evt_cli_dead {2}ag\.access_pass\.issued {2}1 attempts {2}failed \S+ {2}Error: the CRM is down/,
+      );
 
-        const dead = await run('inbox', 'dead-letters', ...url, '--json');
-        expect(dead.code).toBe(0);
-        expect(JSON.parse(dead.stdout)).toMatchObject([
-          {
-            attempts: 1,
-            lastError: expect.stringMatching(/the CRM is down/),
-            delivery: { id: 'evt_cli_dead' },
-          },
-        ]);
-        expect((await run('inbox', 'dead-letters', ...url)).stdout).toMatch(
-          /^evt_cli_dead {2}ag\.access_pass\.issued {2}1 attempts {2}failed \S+ {2}Error: the CRM is down/,
-        );
+      broken = false;
+      expect(await run('inbox', 'replay', 'evt_cli_dead', ...url)).toMatchObject({
+        code: 0,
+        stdout: 'replayed 1 dead letter',
+      });
+      expect(await run('inbox', 'replay', 'evt_cli_dead', ...url)).toMatchObject({
+        code: 0,
+        stdout: 'replayed 0 dead letters',
+      });
+      await eventually('the replayed event ran', () => runs.length === 2);
+      expect((await run('inbox', 'dead-letters', ...url)).stdout).toBe('no dead letters');
+    } finally {
+      await worker.close();
+      await inbox.close();
+    }
+  }, 60_000);
 
-        broken = false;
-        expect(await run('inbox', 'replay', 'evt_cli_dead', ...url)).toMatchObject({
-          code: 0,
-          stdout: 'replayed 1 dead letter',
-        });
-        expect(await run('inbox', 'replay', 'evt_cli_dead', ...url)).toMatchObject({
-          code: 0,
-          stdout: 'replayed 0 dead letters',
-        });
-        await eventually('the replayed event ran', () => runs.length === 2);
-        expect((await run('inbox', 'dead-letters', ...url)).stdout).toBe('no dead letters');
-      } finally {
-        await worker.close();
-        await inbox.close();
-      }
-    }, 60_000);
-  });
+  it('replays with --type and --since exactly the dead letters that match', async () => {
+    const name = `cli-filter-${process.pid}`;
+    const inbox = server().inbox(name);
+    let broken = true;
+    const runs: string[] = [];
+    const worker = await inbox.startWorker(
+      createEventRouter().onAny((event) => {
+        runs.push(event.id);
+        if (broken) throw new Error('the CRM is down');
+      }),
+      { attempts: 1, logger: false },
+    );
+    try {
+      await enqueue(inbox, 'pass-old');
+      await enqueue(inbox, 'pass-new');
+      await enqueue(inbox, 'org-old', 'ag.hid_org.created');
+      await enqueue(inbox, 'org-new', 'ag.hid_org.created');
+      await eventually('4 dead letters', async () => (await inbox.status()).dead === 4);
+      // The "old" ones failed two hours ago.
+      await server().backdate(name, ['pass-old', 'org-old'], new Date(Date.now() - 2 * 3_600_000));
+      broken = false;
+      const url = ['--url', server().url, '--name', name];
+      const dead = async () => (await inbox.deadLetters()).map((d) => d.delivery.id).sort();
+
+      expect(await run('inbox', 'replay', '--type', 'ag.hid_org.created', ...url)).toMatchObject({
+        code: 0,
+        stdout: 'replayed 2 dead letters',
+      });
+      expect(await dead()).toEqual(['pass-new', 'pass-old']);
+      expect(
+        await run('inbox', 'replay', '--type', 'ag.hid_org.created', '--since', '1h', ...url),
+      ).toMatchObject({ code: 0, stdout: 'replayed 0 dead letters' });
+      expect(await run('inbox', 'replay', '--since', '1h', ...url, '--json')).toMatchObject({
+        code: 0,
+        stdout: '{"replayed":1}',
+      });
+      expect(await dead()).toEqual(['pass-old']);
+      await eventually('the replayed events ran', () => runs.length === 7);
+      expect(runs.slice(4).sort()).toEqual(['org-new', 'org-old', 'pass-new']);
+    } finally {
+      await worker.close();
+      await inbox.close();
+    }
+  }, 60_000);
 });
 
 describe('service-webhooks inbox, called wrong', () => {

@@ -1,6 +1,9 @@
+import { Redis } from 'ioredis';
 import type { Inbox } from '../../lib';
 import { bullmqInbox } from '../../lib/bullmq';
+import { jobIdFor } from '../../lib/inbox/queued-delivery';
 import { pgBossInbox } from '../../lib/pg-boss';
+import { loadPgBoss } from '../../lib/pg-boss/load-pg-boss';
 import { describeWithPostgres, startPostgresServer } from './postgres-server';
 import { describeWithRedis, startRedisServer } from './redis-server';
 
@@ -9,6 +12,8 @@ export interface EngineServer {
   url: string;
   /** A new inbox on its own queue. */
   inbox(name: string): Inbox;
+  /** Makes the dead letters of these events of queue `name` read as failed at `failedAt`. */
+  backdate(name: string, eventIds: readonly string[], failedAt: Date): Promise<void>;
   /** Freezes the server (nothing answers), and lets it go on. */
   pause(): void;
   resume(): void;
@@ -29,6 +34,22 @@ export const bullmqEngine: InboxEngine = {
     return {
       url: server.url,
       inbox: (name) => bullmqInbox({ connection: server.url, name, logger: false }),
+      async backdate(name, eventIds, failedAt) {
+        // BullMQ keeps a failed job's time in its hash and as its score in the failed set.
+        const queue = bullmqInbox({ connection: server.url, name, logger: false });
+        const redis = new Redis(server.url);
+        try {
+          for (const d of await queue.deadLetters({ limit: 10_000 })) {
+            if (!eventIds.includes(d.delivery.id)) continue;
+            const id = jobIdFor(d.delivery.key);
+            await redis.hset(`bull:${name}:${id}`, 'finishedOn', failedAt.getTime());
+            await redis.zadd(`bull:${name}:failed`, failedAt.getTime(), id);
+          }
+        } finally {
+          redis.disconnect();
+          await queue.close();
+        }
+      },
       pause: () => server.pause(),
       resume: () => server.resume(),
       close: () => server.close(),
@@ -44,6 +65,20 @@ export const pgBossEngine: InboxEngine = {
     return {
       url: server.url,
       inbox: (name) => pgBossInbox({ connectionString: server.url, name }),
+      async backdate(name, eventIds, failedAt) {
+        const boss = new (loadPgBoss().PgBoss)({ connectionString: server.url });
+        boss.on('error', () => undefined);
+        await boss.start();
+        try {
+          await boss.getDb().executeSql(
+            `UPDATE pgboss.job SET data = jsonb_set(data, '{failedAt}', to_jsonb($3::text))
+              WHERE name = $1 AND data->'delivery'->>'id' = ANY($2::text[])`,
+            [`${name}.dead`, eventIds, failedAt.toISOString()],
+          );
+        } finally {
+          await boss.stop({ graceful: false, timeout: 5000 });
+        }
+      },
       pause: () => server.pause(),
       resume: () => server.resume(),
       close: () => server.close(),
