@@ -6,7 +6,7 @@ import { buildEvent } from '../lib/testing';
 import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli } from './support/cli-process';
 import { describeEachEngine } from './support/describe-each-engine';
-import { eventually } from './support/inbox-engines';
+import { eventually, type EngineServer } from './support/inbox-engines';
 
 let built: BuiltPackage;
 beforeAll(async () => {
@@ -31,19 +31,29 @@ async function enqueue(
   await inbox.enqueue(queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null));
 }
 
+/** A queue whose worker's one try fails (every event goes to the dead letters) until `fix()`. */
+async function brokenQueue(server: EngineServer, prefix: string) {
+  const name = `${prefix}-${process.pid}`;
+  const inbox = server.inbox(name);
+  let broken = true;
+  const runs: string[] = [];
+  const worker = await inbox.startWorker(
+    createEventRouter().onAny((event) => {
+      runs.push(event.id);
+      if (broken) throw new Error('the CRM is down');
+    }),
+    { attempts: 1, logger: false },
+  );
+  const close = async () => {
+    await worker.close();
+    await inbox.close();
+  };
+  return { name, inbox, runs, fix: () => void (broken = false), close };
+}
+
 describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
   it('shows the status and the dead letters, and replays one event, once', async () => {
-    const name = `cli-${process.pid}`;
-    const inbox = server().inbox(name);
-    let broken = true;
-    const runs: string[] = [];
-    const worker = await inbox.startWorker(
-      createEventRouter().onAny((event) => {
-        runs.push(event.id);
-        if (broken) throw new Error('the CRM is down');
-      }),
-      { attempts: 1, logger: false },
-    );
+    const { name, inbox, runs, fix, close } = await brokenQueue(server(), 'cli');
     try {
       await enqueue(inbox, 'evt_cli_dead');
       await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
@@ -68,7 +78,7 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
         /^evt_cli_dead {2}ag\.access_pass\.issued {2}1 attempts {2}failed \S+ {2}Error: the CRM is down/,
       );
 
-      broken = false;
+      fix();
       expect(await run('inbox', 'replay', 'evt_cli_dead', ...url)).toMatchObject({
         code: 0,
         stdout: 'replayed 1 dead letter',
@@ -80,23 +90,12 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       await eventually('the replayed event ran', () => runs.length === 2);
       expect((await run('inbox', 'dead-letters', ...url)).stdout).toBe('no dead letters');
     } finally {
-      await worker.close();
-      await inbox.close();
+      await close();
     }
   }, 60_000);
 
   it('replays with --type and --since exactly the dead letters that match', async () => {
-    const name = `cli-filter-${process.pid}`;
-    const inbox = server().inbox(name);
-    let broken = true;
-    const runs: string[] = [];
-    const worker = await inbox.startWorker(
-      createEventRouter().onAny((event) => {
-        runs.push(event.id);
-        if (broken) throw new Error('the CRM is down');
-      }),
-      { attempts: 1, logger: false },
-    );
+    const { name, inbox, runs, fix, close } = await brokenQueue(server(), 'cli-filter');
     try {
       await enqueue(inbox, 'pass-old');
       await enqueue(inbox, 'pass-new');
@@ -105,7 +104,7 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       await eventually('4 dead letters', async () => (await inbox.status()).dead === 4);
       // The "old" ones failed two hours ago.
       await server().backdate(name, ['pass-old', 'org-old'], new Date(Date.now() - 2 * 3_600_000));
-      broken = false;
+      fix();
       const url = ['--url', server().url, '--name', name];
       const dead = async () => (await inbox.deadLetters()).map((d) => d.delivery.id).sort();
 
@@ -125,8 +124,7 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       await eventually('the replayed events ran', () => runs.length === 7);
       expect(runs.slice(4).sort()).toEqual(['org-new', 'org-old', 'pass-new']);
     } finally {
-      await worker.close();
-      await inbox.close();
+      await close();
     }
   }, 60_000);
 });
