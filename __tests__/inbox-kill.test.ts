@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { builtPackage } from './support/built-package';
-import { bullmqEngine, pgBossEngine, type EngineServer } from './support/inbox-engines';
+import { describeEachEngine } from './support/describe-each-engine';
 import { runKillProof, type KillProofFigures } from './support/inbox-kill/run-kill-proof';
 
 /** Replay a run with INBOX_KILL_SEED=<seed>. */
@@ -21,24 +21,16 @@ function expectTheProof(figures: KillProofFigures): void {
   expect(figures.deadLetters).toBeGreaterThan(0);
 }
 
-describe.each([bullmqEngine, pgBossEngine])('the inbox survives kills on $name', (engine) => {
-  engine.describeWith(engine.name, () => {
-    let server: EngineServer;
-    beforeAll(async () => {
-      server = await engine.start();
-    }, 60_000);
-    afterAll(async () => server?.close());
-
-    it('2 receivers and 2 workers, 500 events, a worker and a receiver SIGKILLed: none lost, none twice', async () => {
-      const { env, bin } = await builtPackage();
-      const figures = await runKillProof({
-        engine: engine.name,
-        url: server.url,
-        env: { ...env, SW_PKG: path.resolve(bin, '..', '..', '..') },
-        inbox: (queue) => server.inbox(queue),
-        ...(seed === undefined ? {} : { seed }),
-      });
-      expectTheProof(figures);
-    }, 240_000);
-  });
+describeEachEngine('the inbox survives kills on $name', (engine, server) => {
+  it('2 receivers and 2 workers, 500 events, a worker and a receiver SIGKILLed: none lost, none twice', async () => {
+    const { env, bin } = await builtPackage();
+    const figures = await runKillProof({
+      engine: engine.name,
+      url: server().url,
+      env: { ...env, SW_PKG: path.resolve(bin, '..', '..', '..') },
+      inbox: (queue) => server().inbox(queue),
+      ...(seed === undefined ? {} : { seed }),
+    });
+    expectTheProof(figures);
+  }, 240_000);
 });

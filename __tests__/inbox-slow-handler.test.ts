@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEventRouter, createNodeHandler, type AnyWebhookEvent, type Inbox } from '../lib';
 import { createEmulator, type Emulator } from '../lib/emulator';
-import { bullmqEngine, eventually, pgBossEngine, type EngineServer } from './support/inbox-engines';
+import { useEngineServer } from './support/describe-each-engine';
+import { bullmqEngine, eventually, pgBossEngine } from './support/inbox-engines';
 import { describeWithPostgres } from './support/postgres-server';
 import { describeWithRedis } from './support/redis-server';
 
@@ -40,14 +41,10 @@ async function slowReceiver(inbox: Inbox) {
 
 describeWithRedis('a handler that takes 60 s, behind the inbox', () => {
   describeWithPostgres('(BullMQ and pg-boss side by side)', () => {
-    const servers: EngineServer[] = [];
+    const servers = [useEngineServer(bullmqEngine), useEngineServer(pgBossEngine)];
     let emulator: Emulator | undefined;
-    beforeAll(async () => {
-      servers.push(await bullmqEngine.start(), await pgBossEngine.start());
-    }, 60_000);
     afterAll(async () => {
       await emulator?.close();
-      for (const s of servers) await s.close();
     });
 
     it(
@@ -55,7 +52,7 @@ describeWithRedis('a handler that takes 60 s, behind the inbox', () => {
       async () => {
         // The Service's own timings: an answer within 10 s, retries a second later and on.
         emulator = await createEmulator({ attemptTimeoutMs: 10_000, initialBackoffMs: 1_000, logger: false });
-        const inboxes = servers.map((s, i) => s.inbox(`slow-${process.pid}-${i}`));
+        const inboxes = servers.map((s, i) => s().inbox(`slow-${process.pid}-${i}`));
         const receivers = await Promise.all(inboxes.map(slowReceiver));
         try {
           for (const [i, r] of receivers.entries())
