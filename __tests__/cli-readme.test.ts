@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli, type CliRun } from './support/cli-process';
+import { freePort } from './support/server-binary';
 
 const section = fs.readFileSync(path.join(__dirname, '..', 'docs', 'local-development.md'), 'utf8');
 const blocks = (lang: string) =>
@@ -16,15 +16,6 @@ const commands = (block: string) =>
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('#'));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let built: BuiltPackage;
 const stops: (() => Promise<unknown>)[] = [];

@@ -7,6 +7,7 @@ import {
   type AnyWebhookEvent,
   type EventType,
 } from '../lib';
+import { EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
 import { buildEvent, buildUnknownEvent, deliverEvent, sendEvent } from '../lib/testing';
 
 const TOKEN = 'tok_norm';
@@ -22,31 +23,6 @@ function recordingApp() {
 }
 
 const ACCESS_PASS_TYPES = EVENT_TYPES.filter((t) => t.startsWith('ag.access_pass.'));
-const CANONICAL_FIELDS = [
-  'id',
-  'state',
-  'full_name',
-  'employee_id',
-  'title',
-  'start_date',
-  'expiration_date',
-  'hid_org_id',
-  'apple_user_id',
-  'tag_id',
-  'card_template_id',
-  'landing_page_id',
-  'credential_profile_id',
-  'account_id',
-  'organization_name',
-  'current_balance',
-  'threshold',
-  'amount_below_threshold',
-  'protocol',
-  'metadata',
-  'card_templates',
-  'details',
-  'devices',
-];
 
 describe('every event type in both layouts', () => {
   const cases = EVENT_TYPES.flatMap((type) => (['A', 'B'] as const).map((layout) => [type, layout] as const));
@@ -66,7 +42,7 @@ describe('every event type in both layouts', () => {
       layout,
     });
     expect(event.raw).toEqual(envelope);
-    for (const field of CANONICAL_FIELDS) expect(event.data).toHaveProperty(field);
+    for (const field of EVENT_DATA_FIELDS) expect(event.data).toHaveProperty(field);
     for (const value of Object.values(event.data)) expect(value).not.toBeUndefined();
     if (layout === 'A') {
       expect(event.dataschema).toBe(envelope.dataschema);

@@ -1,11 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import * as library from '../lib';
 import * as consoleClient from '../lib/console';
 import { createEmulator, type Emulator } from '../lib/emulator';
+import { freePort } from './support/server-binary';
 
 const GUIDE = readFileSync(path.join(__dirname, '..', 'docs', 'zero-to-verified.md'), 'utf8');
 
@@ -33,14 +33,6 @@ function readmeSteps(): {
   const requireFor = (name: string) => modules[name] ?? require(name);
   new Function('require', 'module', 'exports', outputText)(requireFor, module, module.exports);
   return module.exports as never;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('docs/zero-to-verified.md: from zero to verified', () => {

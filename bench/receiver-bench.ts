@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../__tests__/support/server-binary';
 import { KINDS, type Kind } from './bench-server';
 import { coldStart } from './cold-start';
 import { instructionRatio } from './instructions';
@@ -23,14 +24,6 @@ const flag = (name: string, fallback: number) => {
 };
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A throwaway redis-server for the RedisStore row, or undefined when none is installed. */
 async function startRedis(): Promise<{ url: string; stop(): void } | undefined> {

@@ -1,37 +1,31 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describeWithServer, findBinary, freePort, postgresBinDirs } from './server-binary';
+import { findBinary, postgresBinDirs } from './server-binary';
+import { describeWithBinary, startTempServer, type ServerBinary, type TempServer } from './temp-server';
 
 const run = promisify(execFile);
 const dirs = [...postgresBinDirs(), '/usr/local/bin', '/usr/local/pgsql/bin'];
 const initdb = findBinary('initdb', dirs);
 const pgCtl = findBinary('pg_ctl', dirs);
 
-/** `describe` for a suite that needs PostgreSQL (skips loudly without it, fails in CI). */
-export const describeWithPostgres = describeWithServer(
-  initdb !== undefined && pgCtl !== undefined,
-  'PostgreSQL (initdb, pg_ctl)',
-  'install it (Debian: apt-get install postgresql; its binaries are in /usr/lib/postgresql/<v>/bin) or run CI=true to make this a failure',
-);
+const POSTGRES: ServerBinary = {
+  name: 'postgres',
+  what: 'PostgreSQL (initdb, pg_ctl)',
+  found: initdb !== undefined && pgCtl !== undefined,
+  install: 'apt-get install postgresql; its binaries are in /usr/lib/postgresql/<v>/bin',
+};
 
-export interface PostgresServer {
-  port: number;
-  /** A connection string for the `postgres` database as the `postgres` superuser, no password. */
-  url: string;
-  /** Stops the server (fast shutdown: connections are cut). */
-  stop(): Promise<void>;
-  /** Starts it again on the same port, with its data. */
-  start(): Promise<void>;
-  /** Freezes the postmaster and every backend (SIGSTOP): connections stay open and nothing answers. */
-  pause(): void;
-  /** Lets a paused server go on (SIGCONT). */
-  resume(): void;
-  /** Stops the server and removes its directory. */
-  close(): Promise<void>;
-}
+/** `describe` for a suite that needs PostgreSQL (skips loudly without it, fails in CI). */
+export const describeWithPostgres = describeWithBinary(POSTGRES);
+
+/**
+ * A PostgreSQL of the tests': `url` connects to the `postgres` database as the `postgres` superuser,
+ * no password; `stop` is a fast shutdown (connections are cut); `start` brings it back with its data;
+ * `pause` freezes the postmaster and every backend.
+ */
+export type PostgresServer = TempServer;
 
 /** PostgreSQL refuses to run as root: as root, run it as the `postgres` user (or nobody). */
 function serverUser(): { uid: number; gid: number } | undefined {
@@ -78,43 +72,38 @@ function signalServer(data: string, signal: NodeJS.Signals): void {
 
 /** Starts a real PostgreSQL (initdb + pg_ctl) in a temporary directory on a free 127.0.0.1 port. */
 export async function startPostgresServer(): Promise<PostgresServer> {
-  if (initdb === undefined || pgCtl === undefined) {
-    throw new Error('PostgreSQL is not installed: apt-get install postgresql (CI=true makes this a failure)');
-  }
-  const dir = mkdtempSync(path.join(tmpdir(), 'sw-postgres-'));
-  const user = serverUser();
-  if (user) chownSync(dir, user.uid, user.gid);
-  const as = { ...user, env: { ...process.env, LC_ALL: 'C' }, timeout: 60_000 };
-  const data = path.join(dir, 'data');
-  await run(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '-N'], as);
-  const port = await freePort();
-  const settings = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const start = async () => {
-    try {
-      await run(
-        pgCtl,
-        ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', settings, 'start'],
-        as,
-      );
-    } catch (error) {
-      const log = await run('tail', ['-n', '30', path.join(dir, 'log')]).catch(() => ({ stdout: '' }));
-      throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log.stdout}`);
-    }
-  };
-  const stop = async () =>
-    void (await run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop'], as).catch(() => undefined));
-  await start();
-  return {
-    port,
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop,
-    start,
-    pause: () => signalServer(data, 'SIGSTOP'),
-    resume: () => signalServer(data, 'SIGCONT'),
-    close: async () => {
-      signalServer(data, 'SIGCONT');
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return startTempServer(POSTGRES, async (dir) => {
+    // startTempServer only calls this once it found both binaries.
+    const [initdbPath, pgCtlPath] = [initdb as string, pgCtl as string];
+    const user = serverUser();
+    if (user) chownSync(dir, user.uid, user.gid);
+    const as = { ...user, env: { ...process.env, LC_ALL: 'C' }, timeout: 60_000 };
+    const data = path.join(dir, 'data');
+    await run(
+      initdbPath,
+      ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '-N'],
+      as,
+    );
+    return (port) => {
+      const settings = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+      return {
+        url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+        start: async () => {
+          try {
+            await run(
+              pgCtlPath,
+              ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', settings, 'start'],
+              as,
+            );
+          } catch (error) {
+            const log = await run('tail', ['-n', '30', path.join(dir, 'log')]).catch(() => ({ stdout: '' }));
+            throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log.stdout}`);
+          }
+        },
+        stop: async () =>
+          void (await run(pgCtlPath, ['-D', data, '-m', 'fast', '-w', 'stop'], as).catch(() => undefined)),
+        signal: (signal) => signalServer(data, signal),
+      };
+    };
+  });
 }

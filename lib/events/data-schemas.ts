@@ -1,5 +1,6 @@
 import type { z as Z } from 'zod';
 import { zod } from '../lazy-zod';
+import type { EventFamily } from './catalogue';
 
 /** A value the spec enumerates, open to values it does not list yet (a new one must not cause retries). */
 export type OpenEnum<Known extends string> = Known | (string & {});
@@ -95,32 +96,51 @@ export function dataSchemas(): Built {
   return built;
 }
 
-/** The canonical data's field names, in the schema's order (a test checks they are its keys). */
-export const EVENT_DATA_FIELDS = [
-  'id',
-  'state',
-  'full_name',
-  'employee_id',
-  'title',
-  'start_date',
-  'expiration_date',
-  'hid_org_id',
-  'apple_user_id',
-  'tag_id',
-  'card_template_id',
-  'landing_page_id',
-  'credential_profile_id',
-  'account_id',
-  'organization_name',
-  'current_balance',
-  'threshold',
-  'amount_below_threshold',
-  'protocol',
-  'metadata',
-  'card_templates',
-  'details',
-  'devices',
-] as const;
+/**
+ * Spec 2.2's table: every canonical data field, in the schema's order (a test checks they are its keys),
+ * with the families whose events carry it ("a field is populated only for the event families named").
+ * A field the spec names no family for goes where its meaning puts it: the holder, the dates and the tag
+ * are the pass's; `protocol` the pass's, the template's and the profile's; `metadata` belongs to every
+ * resource; `hid_org_id` ("only for SEOS templates") to passes, templates and HID orgs. `details` and
+ * `devices` go by type, not family (rule 2), so `family-fields.ts` adds them.
+ */
+export const DATA_FIELD_FAMILIES = {
+  id: ['access_pass'],
+  state: ['access_pass'],
+  full_name: ['access_pass'],
+  employee_id: ['access_pass'],
+  title: ['access_pass'],
+  start_date: ['access_pass'],
+  expiration_date: ['access_pass'],
+  hid_org_id: ['access_pass', 'card_template', 'hid_org'],
+  apple_user_id: ['access_pass'],
+  tag_id: ['access_pass'],
+  card_template_id: ['access_pass', 'card_template', 'card_template_pair'],
+  landing_page_id: ['landing_page'],
+  credential_profile_id: ['credential_profile'],
+  account_id: ['account_balance'],
+  organization_name: ['account_balance'],
+  current_balance: ['account_balance'],
+  threshold: ['account_balance'],
+  amount_below_threshold: ['account_balance'],
+  protocol: ['access_pass', 'card_template', 'card_template_pair', 'credential_profile'],
+  metadata: [
+    'access_pass',
+    'card_template',
+    'card_template_pair',
+    'landing_page',
+    'credential_profile',
+    'hid_org',
+    'account_balance',
+    'webhook',
+  ],
+  card_templates: ['access_pass', 'card_template_pair'],
+  details: [],
+  devices: [],
+} as const satisfies { readonly [Field in keyof EventData]: readonly EventFamily[] };
+
+/** The canonical data's field names, in the schema's order. */
+export const EVENT_DATA_FIELDS = Object.keys(DATA_FIELD_FAMILIES) as readonly (keyof EventData)[];
 
 /** Fields only layout B carries; their presence means layout B. */
 export const LAYOUT_B_FIELDS = ['access_pass_id', 'device', 'card_number', 'site_code', 'file_data'] as const;

@@ -5,59 +5,21 @@ import {
   type EventFamily,
   type EventType,
 } from './catalogue';
-import type { EventData } from './data-schemas';
+import { DATA_FIELD_FAMILIES, EVENT_DATA_FIELDS } from './data-schemas';
 import type { Layout } from './webhook-event';
 
-type Field = keyof EventData;
-
-/**
- * The layout A fields each family's events carry (spec 2.2: "a field is populated only for the event
- * families named"; rules 2–5). A field the spec names no family for goes where its meaning puts it:
- * the holder, the dates and the tag are the pass's; `protocol` the pass's, the template's and the
- * profile's; `metadata` belongs to every resource; `hid_org_id` ("only for SEOS templates") to passes,
- * templates and HID orgs.
- */
-export const FAMILY_DATA_FIELDS = {
-  access_pass: [
-    'id',
-    'state',
-    'full_name',
-    'employee_id',
-    'title',
-    'start_date',
-    'expiration_date',
-    'hid_org_id',
-    'apple_user_id',
-    'tag_id',
-    'card_template_id',
-    'protocol',
-    'metadata',
-    'card_templates',
-  ],
-  card_template: ['card_template_id', 'protocol', 'metadata', 'hid_org_id'],
-  card_template_pair: ['card_template_id', 'card_templates', 'protocol', 'metadata'],
-  landing_page: ['landing_page_id', 'metadata'],
-  credential_profile: ['credential_profile_id', 'protocol', 'metadata'],
-  hid_org: ['hid_org_id', 'metadata'],
-  account_balance: [
-    'account_id',
-    'organization_name',
-    'current_balance',
-    'threshold',
-    'amount_below_threshold',
-    'metadata',
-  ],
-  webhook: ['metadata'],
-} as const satisfies { readonly [F in EventFamily]: readonly Field[] };
-
-type FamilyFields = typeof FAMILY_DATA_FIELDS;
-type FamilyOf<T extends string> = T extends `ag.${infer F}.${string}` ? F & keyof FamilyFields : never;
+type FieldFamilies = typeof DATA_FIELD_FAMILIES;
+/** The fields spec 2.2 names family `F` for (from {@link DATA_FIELD_FAMILIES}, the one list of them). */
+type FamilyField<F extends string> = {
+  [Field in keyof FieldFamilies]: F extends FieldFamilies[Field][number] ? Field : never;
+}[keyof FieldFamilies];
+type FamilyOf<T extends string> = T extends `ag.${infer F}.${string}` ? F : never;
 /** `*.attached_to_template` names the template it attached to. */
 type AttachedType = Extract<EventType, `${string}.attached_to_template`>;
 
 /** The layout A data fields an event of type `T` carries (rule 2: `details` on issued, `devices` on the rest). */
 export type DataFieldOf<T extends EventType> = T extends EventType
-  ? | FamilyFields[FamilyOf<T>][number]
+  ? | FamilyField<FamilyOf<T>>
     | (T extends 'ag.access_pass.issued' ? 'details' : T extends AccessPassEventType ? 'devices' : never)
     | (T extends AttachedType ? 'card_template_id' : never)
   : never;
@@ -87,8 +49,10 @@ export type LayoutBFieldOf<T extends EventType> = T extends EventType
 
 /** The layout A data fields of an event of `type` (run-time twin of {@link DataFieldOf}). */
 export function dataFieldsOf(type: EventType): readonly string[] {
-  const family = familyOf(type) as keyof FamilyFields;
-  const fields: string[] = [...FAMILY_DATA_FIELDS[family]];
+  const family = familyOf(type) as EventFamily;
+  const fields: string[] = EVENT_DATA_FIELDS.filter((field) =>
+    (DATA_FIELD_FAMILIES[field] as readonly EventFamily[]).includes(family),
+  );
   if (type === 'ag.access_pass.issued') fields.push('details');
   else if (family === 'access_pass') fields.push('devices');
   if (type.endsWith('.attached_to_template')) fields.push('card_template_id');

@@ -1,11 +1,10 @@
-import { checkOptionKeys } from '../check-option-keys';
 import { resolveLogger, type Logger } from '../logger';
-import { OptionsError } from '../options-error';
 import type { EntityLeaseResult, EntityOrderingStore, EntityPosition } from './entity-ordering-store';
 import { EntryQueue, GONE } from './entry-queue';
 import { EvictionReport } from './eviction-report';
 import type { ClaimResult, IdempotencyStore, KeyState } from './idempotency-store';
 import { MemoryEntities } from './memory-entities';
+import { checkStoreOptions, wholePositive } from './store-options';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -50,24 +49,15 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
   readonly #entities: MemoryEntities;
 
   constructor(options: MemoryStoreOptions = {}) {
-    if (typeof options !== 'object' || options === null) {
-      throw new OptionsError(
-        'ERR_SW_STORE',
-        'MemoryStore',
-        'options must be an object, e.g. { maxEntries: 100_000 }',
-      );
-    }
-    checkOptionKeys(options, KNOWN_KEYS, 'MemoryStore');
+    checkStoreOptions(
+      options,
+      KNOWN_KEYS,
+      'MemoryStore',
+      'options must be an object, e.g. { maxEntries: 100_000 }',
+    );
     const { maxEntries = 100_000, sweepIntervalMs = 60_000 } = options;
-    for (const [name, value] of Object.entries({ maxEntries, sweepIntervalMs })) {
-      if (!Number.isSafeInteger(value) || value <= 0) {
-        throw new OptionsError(
-          'ERR_SW_STORE',
-          'MemoryStore',
-          `${name} must be a positive whole number (got ${String(value)})`,
-        );
-      }
-    }
+    wholePositive('MemoryStore', 'maxEntries', maxEntries);
+    wholePositive('MemoryStore', 'sweepIntervalMs', sweepIntervalMs);
     this.#maxEntries = maxEntries;
     this.#report = new EvictionReport(resolveLogger(options.logger, 'MemoryStore'), maxEntries);
     this.#entities = new MemoryEntities(maxEntries, this.#report);

@@ -1,12 +1,11 @@
-import { checkOptionKeys } from '../check-option-keys';
 import type {
   EntityLeaseResult,
   EntityOrderingStore,
   EntityPosition,
 } from '../idempotency/entity-ordering-store';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
-import { OptionsError } from '../options-error';
 import { storedKey, storedPosition } from '../idempotency/store-keys';
+import { checkStoreOptions, storeOptionsError, wholePositive } from '../idempotency/store-options';
 import { postgresSql, type PostgresSql } from './postgres-sql';
 
 /** What the store needs of a pool: `pg`'s `Pool` fits, and so does anything with the same `query`. */
@@ -43,17 +42,6 @@ const LEASE_RESULTS: readonly EntityLeaseResult[] = ['leased', 'stale', 'busy'];
 const TABLE_NAME = /^[a-z_][a-z0-9_]{0,39}(\.[a-z_][a-z0-9_]{0,39})?$/;
 const UNDEFINED_TABLE = '42P01';
 
-function wholePositive(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new OptionsError(
-      'ERR_SW_STORE',
-      'PostgresStore',
-      `${name} must be a positive whole number (got ${String(value)})`,
-    );
-  }
-  return value;
-}
-
 /**
  * An {@link IdempotencyStore} in a PostgreSQL table, shared by every instance of the receiver, for
  * apps that have PostgreSQL and no Redis. Each method is one statement; `claim` is one upsert that
@@ -68,33 +56,37 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
   #lastCleanup = Date.now();
 
   constructor(options: PostgresStoreOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new OptionsError(
-        'ERR_SW_STORE',
-        'PostgresStore',
-        'takes an options object: new PostgresStore({ pool })',
-      );
-    }
-    checkOptionKeys(options, KNOWN_KEYS, 'PostgresStore');
+    checkStoreOptions(
+      options,
+      KNOWN_KEYS,
+      'PostgresStore',
+      'takes an options object: new PostgresStore({ pool })',
+    );
     const { pool, table = 'service_webhooks_idempotency' } = options;
     if (typeof pool !== 'object' || pool === null || typeof pool.query !== 'function') {
-      throw new OptionsError(
-        'ERR_SW_STORE',
+      throw storeOptionsError(
         'PostgresStore',
         "pool must have query(text, values), e.g. new Pool() from 'pg'",
       );
     }
     if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
-      throw new OptionsError(
-        'ERR_SW_STORE',
+      throw storeOptionsError(
         'PostgresStore',
         `table must be a lower-case name of letters, digits and _ (at most 40), optionally schema.table (got ${JSON.stringify(table)})`,
       );
     }
     this.#pool = pool;
     this.#sql = postgresSql(table);
-    this.#cleanupIntervalMs = wholePositive(options.cleanupIntervalMs ?? 60_000, 'cleanupIntervalMs');
-    this.#cleanupBatchSize = wholePositive(options.cleanupBatchSize ?? 1_000, 'cleanupBatchSize');
+    this.#cleanupIntervalMs = wholePositive(
+      'PostgresStore',
+      'cleanupIntervalMs',
+      options.cleanupIntervalMs ?? 60_000,
+    );
+    this.#cleanupBatchSize = wholePositive(
+      'PostgresStore',
+      'cleanupBatchSize',
+      options.cleanupBatchSize ?? 1_000,
+    );
   }
 
   /** Creates the table and its index when absent; safe to run from every instance at once. */

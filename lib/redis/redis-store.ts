@@ -1,8 +1,6 @@
 import { maxmemoryPolicyWarning } from './durability-warnings';
-import { checkOptionKeys } from '../check-option-keys';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
 import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
-import { OptionsError } from '../options-error';
 import type {
   EntityLeaseResult,
   EntityOrderingStore,
@@ -20,6 +18,7 @@ import {
   type RedisScript,
 } from './redis-scripts';
 import { storedKey, storedPosition } from '../idempotency/store-keys';
+import { checkStoreOptions, storeOptionsError } from '../idempotency/store-options';
 
 /**
  * Sends one Redis command, given as its words, and resolves with the reply. Written over the client
@@ -69,28 +68,21 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   #policyChecked = false;
 
   constructor(options: RedisStoreOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new OptionsError(
-        'ERR_SW_STORE',
-        'RedisStore',
-        'takes an options object: new RedisStore({ sendCommand })',
-      );
-    }
-    checkOptionKeys(options, KNOWN_KEYS, 'RedisStore');
+    checkStoreOptions(
+      options,
+      KNOWN_KEYS,
+      'RedisStore',
+      'takes an options object: new RedisStore({ sendCommand })',
+    );
     const { sendCommand, prefix = 'service-webhooks:' } = options;
     if (typeof sendCommand !== 'function') {
-      throw new OptionsError(
-        'ERR_SW_STORE',
+      throw storeOptionsError(
         'RedisStore',
         'sendCommand must be a function that sends one command to Redis, e.g. (...args) => client.sendCommand(args) for node-redis',
       );
     }
     if (typeof prefix !== 'string' || prefix.length > 200) {
-      throw new OptionsError(
-        'ERR_SW_STORE',
-        'RedisStore',
-        'prefix must be a string of at most 200 characters',
-      );
+      throw storeOptionsError('RedisStore', 'prefix must be a string of at most 200 characters');
     }
     this.#send = sendCommand;
     this.#prefix = prefix;

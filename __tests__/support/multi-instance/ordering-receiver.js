@@ -2,21 +2,12 @@
 // Every handler run is written to one shared ledger (O_APPEND, so lines from the three processes
 // land whole and in the order they were written): `start`, then `ok` or `fail`.
 'use strict';
-const http = require('node:http');
 const { appendFileSync } = require('node:fs');
-const path = require('node:path');
-const { openStore } = require('./open-store');
+const { receiverProcess, sleep } = require('./receiver-process');
 
-const env = (name) => {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`ordering-receiver.js needs ${name}`);
-  return value;
-};
-const lib = env('SW_LIB');
-const { createNodeHandler, createEventRouter } = require(lib);
-const instance = env('INSTANCE');
+const { env, lib, instance, serve } = receiverProcess('ordering-receiver.js');
+const { createNodeHandler, createEventRouter } = lib;
 const ledger = env('LEDGER');
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A handler that writes its run to the ledger; the delivery's headers say how long it takes and whether it fails. */
 const handler = (name) => async (event, ctx) => {
@@ -30,8 +21,7 @@ const handler = (name) => async (event, ctx) => {
   line('ok');
 };
 
-async function main() {
-  const idempotency = await openStore(lib, env('STORE'), env('STORE_URL'));
+serve((idempotency) => {
   const router = createEventRouter()
     .on('ag.access_pass.*', handler('pass'), { ordering: 'newest-wins' })
     // A template runs an ordered handler and one without the option: that one sees every event.
@@ -46,15 +36,5 @@ async function main() {
     logger: false,
     path: '/hooks',
   });
-  const server = http.createServer((req, res) => void handle(req, res));
-  server.listen(Number(env('PORT')), '127.0.0.1', () => process.stdout.write(`READY ${instance}\n`));
-  server.on('error', (error) => {
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
-  });
-}
-
-main().catch((error) => {
-  process.stderr.write(`${error.stack}\n`);
-  process.exit(1);
+  return (req, res) => void handle(req, res);
 });

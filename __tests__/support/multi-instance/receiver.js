@@ -4,16 +4,10 @@
 const { appendFileSync, existsSync } = require('node:fs');
 const path = require('node:path');
 const express = require('express');
-const { openStore } = require('./open-store');
+const { receiverProcess, sleep } = require('./receiver-process');
 
-const env = (name) => {
-  const value = process.env[name];
-  if (value === undefined) throw new Error(`receiver.js needs ${name}`);
-  return value;
-};
-const lib = env('SW_LIB');
-const { webhookReceiver, createEventRouter } = require(lib);
-const instance = env('INSTANCE');
+const { env, lib, instance, serve } = receiverProcess('receiver.js');
+const { webhookReceiver, createEventRouter } = lib;
 const ledger = path.join(env('LEDGER_DIR'), `${instance}-${process.pid}.log`);
 const timeoutMs = Number(env('TIMEOUT_MS'));
 const leaseMs = Number(env('LEASE_MS'));
@@ -29,7 +23,6 @@ function random() {
   t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 }
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function handle(event) {
   if (event.id.startsWith('kill-') && !existsSync(path.join(env('LEDGER_DIR'), `killed-${event.id}`))) {
@@ -45,8 +38,7 @@ async function handle(event) {
   appendFileSync(ledger, `${event.id} ${instance}\n`);
 }
 
-async function main() {
-  const idempotency = await openStore(lib, env('STORE'), env('STORE_URL'));
+serve((idempotency) => {
   const router = createEventRouter().on('ag.hid_org.created', handle);
   const app = express();
   app.use(
@@ -63,16 +55,5 @@ async function main() {
       }),
     }),
   );
-  const server = app.listen(Number(env('PORT')), '127.0.0.1', () =>
-    process.stdout.write(`READY ${instance}\n`),
-  );
-  server.on('error', (error) => {
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
-  });
-}
-
-main().catch((error) => {
-  process.stderr.write(`${error.stack}\n`);
-  process.exit(1);
+  return app;
 });
