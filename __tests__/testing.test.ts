@@ -338,6 +338,32 @@ describe('buildEvent and deliverEvent refuse a field the type does not carry, at
     expect(() => build(type, data, { layout })).not.toThrow();
   });
 
+  it('gives each access pass type the state it leaves the pass in, in spec 3 values (issue 22 item 5)', () => {
+    const passTypes = EVENT_TYPES.filter((type) => type.startsWith('ag.access_pass.'));
+    const states = Object.fromEntries(passTypes.map((type) => [type, buildEvent(type).data.state]));
+    expect(states).toEqual({
+      'ag.access_pass.issued': 'created',
+      'ag.access_pass.activated': 'active',
+      'ag.access_pass.updated': 'active',
+      'ag.access_pass.suspended': 'suspended',
+      'ag.access_pass.resumed': 'active',
+      'ag.access_pass.unlinked': 'unlink',
+      'ag.access_pass.deleted': 'deleted',
+      'ag.access_pass.expired': 'suspended',
+      'ag.access_pass.renewed': 'active',
+      'ag.access_pass.failed': 'created',
+      'ag.access_pass.devices.added': 'active',
+      'ag.access_pass.devices.suspended': 'active',
+      'ag.access_pass.devices.resumed': 'active',
+    });
+    const expired = buildEvent('ag.access_pass.expired').data;
+    expect(Date.parse(expired.expiration_date as string)).toBeLessThan(
+      Date.parse(buildEvent('ag.access_pass.expired').time),
+    );
+    const [suspended] = buildEvent('ag.access_pass.devices.suspended').data.devices ?? [];
+    expect(suspended?.status).toBe('suspended');
+  });
+
   it('builds defaults with only the fields each type carries, in both layouts', () => {
     const extra = EVENT_TYPES.flatMap((type) =>
       (['A', 'B'] as const).flatMap((layout) =>
