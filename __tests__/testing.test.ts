@@ -360,7 +360,7 @@ describe('buildEvent and deliverEvent refuse a field the type does not carry, at
     expect(Date.parse(expired.expiration_date as string)).toBeLessThan(
       Date.parse(buildEvent('ag.access_pass.expired').time),
     );
-    const [suspended] = buildEvent('ag.access_pass.devices.suspended').data.devices ?? [];
+    const [suspended] = buildEvent('ag.access_pass.devices.suspended').data.devices as { status: string }[];
     expect(suspended?.status).toBe('suspended');
   });
 
