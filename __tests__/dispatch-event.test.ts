@@ -79,14 +79,17 @@ describe('dispatchEvent: the delivery contract', () => {
 
   it('answers 503 with Retry-After past timeoutMs, and aborts the signal', async () => {
     let aborted = false;
+    // Held until the answer is in: the handler outlasts timeoutMs by construction, not by a longer sleep.
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async (_event, { signal }) => {
-      await sleep(400);
+      await release.promise;
       aborted = signal.aborted;
     });
     const { app, receiver } = receiverApp(router, { idempotency: false });
     const res = await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(503);
     expect(res.headers['retry-after']).toBe('30');
     expect(res.body.title).toBe('Service Unavailable');
+    release.resolve();
     await receiver.drain();
     expect(aborted).toBe(true);
   });
@@ -271,14 +274,17 @@ describe('dispatchEvent: idempotency', () => {
 
   it('after a timeout, handlers that then succeed mark the event done', async () => {
     let runs = 0;
+    // The handler runs on past the 503 until the test releases it: the redelivery meets it running.
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async () => {
       runs++;
-      await sleep(300);
+      await release.promise;
     });
     const { app, receiver } = receiverApp(router, { timeoutMs: 100 });
     const event = buildEvent('ag.hid_org.created');
     await sendEvent(app, event, { token: TOKEN }).expect(503);
     await sendEvent(app, event, { token: TOKEN }).expect(409);
+    release.resolve();
     await receiver.drain();
     await sendEvent(app, event, { token: TOKEN }).expect(200, {
       id: event.id,
@@ -290,16 +296,18 @@ describe('dispatchEvent: idempotency', () => {
 
   it('after a timeout, handlers that then fail release the event for the next attempt', async () => {
     let runs = 0;
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async () => {
       runs++;
       if (runs === 1) {
-        await sleep(300);
+        await release.promise;
         throw new Error('late failure');
       }
     });
     const { app, receiver } = receiverApp(router, { timeoutMs: 100 });
     const event = buildEvent('ag.hid_org.created');
     await sendEvent(app, event, { token: TOKEN }).expect(503);
+    release.resolve();
     await receiver.drain();
     await sendEvent(app, event, { token: TOKEN }).expect(200, {
       id: event.id,
@@ -428,14 +436,20 @@ describe('dispatchEvent: idempotency', () => {
 
   it('drain waits for handlers still running after a timeout', async () => {
     let finished = false;
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async () => {
-      await sleep(250);
+      await release.promise;
       finished = true;
     });
     const { app, receiver } = receiverApp(router, { timeoutMs: 50 });
     await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(503);
-    expect(finished).toBe(false);
-    await receiver.drain();
+    // Nothing can have finished it (the test holds it): drain must still be waiting.
+    let drained = false;
+    const draining = receiver.drain().then(() => void (drained = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([finished, drained]).toEqual([false, false]);
+    release.resolve();
+    await draining;
     expect(finished).toBe(true);
   });
 });
