@@ -19,6 +19,7 @@ import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { captureLogger } from './support/capture-logger';
 import { gate } from './support/gate';
 import { listen } from './support/listen';
+import { pollUntil } from './support/poll-until';
 
 const TOKEN = 'tok_dispatch';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,15 +45,26 @@ function deferred() {
 describe('dispatchEvent: the delivery contract', () => {
   it('answers 200 only after every handler finished', async () => {
     const finished: string[] = [];
+    const started = gate('the slow handler started');
+    const release = deferred();
     const router = createEventRouter()
       .on('ag.hid_org.created', async () => {
-        await sleep(40);
+        started.open();
+        await release.promise;
         finished.push('slow');
       })
       .on('ag.hid_org.created', () => void finished.push('fast'));
-    const { app } = receiverApp(router);
+    const { app } = receiverApp(router, { timeoutMs: 5000 });
     const event = buildEvent('ag.hid_org.created');
-    const res = await sendEvent(app, event, { token: TOKEN }).expect(200);
+    let answered = false;
+    const sent = sendEvent(app, event, { token: TOKEN }).then((r) => ((answered = true), r));
+    await started.opened;
+    await pollUntil('the fast handler finished', () => finished.includes('fast'));
+    // The fast handler is done, the slow one held by the test: no answer yet.
+    expect(answered).toBe(false);
+    release.resolve();
+    const res = await sent;
+    expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: event.id, type: 'ag.hid_org.created', status: 'processed' });
     expect(finished.sort()).toEqual(['fast', 'slow']);
   });
