@@ -316,6 +316,10 @@ describe('usage and failures', () => {
       /layout B has no field "full_name"/,
     ],
     [['trigger', 'ag.access_pass.issued', '--set', 'full_name=Ada'], /did you mean "data\.full_name"\?/],
+    [
+      ['trigger', 'ag.access_pass.issued', '--set', 'data.details.card_numbr=1'],
+      /has no field "details\.card_numbr"; did you mean "data\.details\.card_number"\?/,
+    ],
     [['trigger', 'ag.access_pass.issued', '--set', 'nonsense'], /--set takes path=value/],
     [
       ['trigger', 'ag.access_pass.issued', '--layout', 'C'],

@@ -74,6 +74,8 @@ export function listenCommand(ctx: CliContext): Command {
     .action(async (flags: ListenFlags & { json?: boolean }) => {
       const token = flags.token ?? stableToken(ctx.env);
       if (flags.printToken) return ctx.out.line(token);
+      // Listened for before any line is printed: a Ctrl-C right after "verified" still cleans up.
+      const interrupted = ctx.interrupted();
       const url = checkForwardTo(flags.forwardTo);
       const events = selectEvents(flags.events);
       let own: Emulator | undefined;
@@ -125,7 +127,7 @@ export function listenCommand(ctx: CliContext): Command {
       await check();
 
       // Ctrl-C, or the emulator went away (its stream ended): either way, clean up and stop.
-      const why = await Promise.race([ctx.interrupted(), following.then(() => 'gone')]);
+      const why = await Promise.race([interrupted, following.then(() => 'gone')]);
       stopped = true;
       clearTimeout(retry);
       abort.abort();
