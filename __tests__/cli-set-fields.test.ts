@@ -54,8 +54,19 @@ describe('trigger --set, in the test kit field names', () => {
     [
       'B',
       'data.full_name=Ada',
-      /layout B has no field "full_name": layout B \(spec 2\.4\) does not carry it/,
+      /layout B has no field "full_name": layout B \(spec 2\.4\) does not carry it; in layout B this event carries data\.card_template_id, data\.protocol, data\.metadata, data\.access_pass_id, data\.card_number, data\.site_code, data\.file_data$/,
     ],
+    [
+      'A',
+      'data.details.card_numbr=1',
+      /^--set data\.details\.card_numbr: ag\.access_pass\.issued in layout A has no field "details\.card_numbr"; did you mean "data\.details\.card_number"\?$/,
+    ],
+    [
+      'A',
+      'data.details={"tpe":"x"}',
+      /^--set data\.details: ag\.access_pass\.issued in layout A has no field "details\.tpe"/,
+    ],
+    ['A', 'data.metadata.__proto__.polluted=1', /"__proto__" is not a field name/],
     ['A', 'full_name=Ada', /did you mean "data\.full_name"\?/],
     ['A', 'data.=x', /set data fields as data\.<field>/],
     ['A', '=x', /--set takes path=value/],
@@ -63,5 +74,21 @@ describe('trigger --set, in the test kit field names', () => {
   ])('layout %s refuses %j', (layout, set, message) => {
     expect(() => parseSets('ag.access_pass.issued', layout, [set])).toThrow(UsageError);
     expect(() => parseSets('ag.access_pass.issued', layout, [set])).toThrow(message);
+  });
+
+  it('checks the fields inside a device, and its objects holding anything stay open', () => {
+    expect(() => parseSets('ag.access_pass.updated', 'A', ['data.devices.0.idd=x'])).toThrow(
+      '--set data.devices.0.idd: ag.access_pass.updated in layout A has no field "devices.0.idd"; did you mean "data.devices.0.id"?',
+    );
+    expect(() => parseSets('ag.access_pass.devices.added', 'B', ['data.device.tpe=x'])).toThrow(
+      /has no field "device\.tpe"; did you mean "data\.device\.type"\?/,
+    );
+    expect(
+      parseSets('ag.access_pass.updated', 'A', ['data.devices.0.status=suspended']).data.devices,
+    ).toEqual([expect.objectContaining({ id: 'dev_5c2e91aa', status: 'suspended' })]);
+    expect(parseSets('ag.access_pass.issued', 'A', ['data.metadata.deep.x=1']).data.metadata).toEqual({
+      department: 'research',
+      deep: { x: 1 },
+    });
   });
 });

@@ -234,6 +234,46 @@ describe('service-webhooks listen, trigger, resend, events', () => {
     expect(await emulator.interrupt()).toBe(0);
   }, 30_000);
 
+  it('listen finds the emulator as every command does: the one last started, or $SERVICE_WEBHOOKS_EMULATOR (issue 22 item 2)', async () => {
+    const emulator = start('emulator', '--port', String(await freePort()), '--json');
+    const { url } = JSON.parse(await emulator.waitFor(/^\{/)) as { url: string };
+    const token = (await run('listen', '--print-token')).stdout[0] as string;
+    const app = await customerApp(token);
+    const forwarding = `Forwarding 27 event types from ${url} to ${app.url}`;
+    // No --emulator, no --port: the emulator the state file names, not a second one on 4010.
+    const listener = start('listen', '--forward-to', app.url);
+    await listener.waitFor(/verified/);
+    expect(listener.lines).toEqual(
+      expect.arrayContaining([`Attached to the emulator already running at ${url}`, forwarding]),
+    );
+    expect(await listener.interrupt()).toBe(0);
+
+    // A fresh config dir knows no emulator: $SERVICE_WEBHOOKS_EMULATOR names it.
+    const config = fs.mkdtempSync(path.join(os.tmpdir(), 'sw-cli-config-'));
+    configs.push(config);
+    env = { ...env, SERVICE_WEBHOOKS_CONFIG_DIR: config, SERVICE_WEBHOOKS_EMULATOR: url };
+    fs.writeFileSync(path.join(config, 'state.json'), JSON.stringify({ token }));
+    const named = start('listen', '--forward-to', app.url, '--port', '0');
+    await named.waitFor(/verified/);
+    expect(named.lines).toContain(forwarding);
+    expect(await named.interrupt()).toBe(0);
+    expect(await emulator.interrupt()).toBe(0);
+
+    // Named but gone: one line, exit 1, no emulator started in its place.
+    const gone = await run('listen', '--forward-to', app.url, '--port', '0');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toEqual([
+      `error: no emulator answers at ${url} ($SERVICE_WEBHOOKS_EMULATOR); start it with \`service-webhooks emulator\`, or unset it to let listen start one`,
+    ]);
+    // Remembered but gone: forgotten, and listen starts its own.
+    delete env.SERVICE_WEBHOOKS_EMULATOR;
+    fs.writeFileSync(path.join(config, 'state.json'), JSON.stringify({ token, emulatorUrl: url }));
+    const fresh = start('listen', '--forward-to', app.url, '--port', '0');
+    const line = await fresh.waitFor(/^Forwarding /);
+    expect(line).not.toContain(url);
+    expect(fresh.lines.some((l) => l.startsWith('Attached'))).toBe(false);
+  }, 60_000);
+
   it('takes --layout B and --duplicate from a second process', async () => {
     const token = (await run('listen', '--print-token')).stdout[0] as string;
     const app = await customerApp(token);
@@ -276,6 +316,10 @@ describe('usage and failures', () => {
       /layout B has no field "full_name"/,
     ],
     [['trigger', 'ag.access_pass.issued', '--set', 'full_name=Ada'], /did you mean "data\.full_name"\?/],
+    [
+      ['trigger', 'ag.access_pass.issued', '--set', 'data.details.card_numbr=1'],
+      /has no field "details\.card_numbr"; did you mean "data\.details\.card_number"\?/,
+    ],
     [['trigger', 'ag.access_pass.issued', '--set', 'nonsense'], /--set takes path=value/],
     [
       ['trigger', 'ag.access_pass.issued', '--layout', 'C'],
@@ -290,6 +334,10 @@ describe('usage and failures', () => {
     [['listen'], /--forward-to <url> is required/],
     [['listen', '--forward-to', 'ftp://x'], /--forward-to must be an http\(s\) URL/],
     [['listen', '--forward-to', 'http://127.0.0.1:9/x', '--events', 'ag.nope.*'], /matches no event type/],
+    [
+      ['listen', '--forward-to', 'http://127.0.0.1:9/x', '--events', 'ag.acess_pass.*'],
+      /--events pattern "ag\.acess_pass\.\*" matches no event type; did you mean "ag\.access_pass\.\*"\?/,
+    ],
     [
       ['emulator', '--retry-window', 'forever'],
       /--retry-window must be a duration such as 500ms, 90s, 30m or 6h/,

@@ -19,6 +19,7 @@ import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { captureLogger } from './support/capture-logger';
 import { gate } from './support/gate';
 import { listen } from './support/listen';
+import { pollUntil } from './support/poll-until';
 
 const TOKEN = 'tok_dispatch';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,15 +45,26 @@ function deferred() {
 describe('dispatchEvent: the delivery contract', () => {
   it('answers 200 only after every handler finished', async () => {
     const finished: string[] = [];
+    const started = gate('the slow handler started');
+    const release = deferred();
     const router = createEventRouter()
       .on('ag.hid_org.created', async () => {
-        await sleep(40);
+        started.open();
+        await release.promise;
         finished.push('slow');
       })
       .on('ag.hid_org.created', () => void finished.push('fast'));
-    const { app } = receiverApp(router);
+    const { app } = receiverApp(router, { timeoutMs: 5000 });
     const event = buildEvent('ag.hid_org.created');
-    const res = await sendEvent(app, event, { token: TOKEN }).expect(200);
+    let answered = false;
+    const sent = sendEvent(app, event, { token: TOKEN }).then((r) => ((answered = true), r));
+    await started.opened;
+    await pollUntil('the fast handler finished', () => finished.includes('fast'));
+    // The fast handler is done, the slow one held by the test: no answer yet.
+    expect(answered).toBe(false);
+    release.resolve();
+    const res = await sent;
+    expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: event.id, type: 'ag.hid_org.created', status: 'processed' });
     expect(finished.sort()).toEqual(['fast', 'slow']);
   });
@@ -79,14 +91,17 @@ describe('dispatchEvent: the delivery contract', () => {
 
   it('answers 503 with Retry-After past timeoutMs, and aborts the signal', async () => {
     let aborted = false;
+    // Held until the answer is in: the handler outlasts timeoutMs by construction, not by a longer sleep.
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async (_event, { signal }) => {
-      await sleep(400);
+      await release.promise;
       aborted = signal.aborted;
     });
     const { app, receiver } = receiverApp(router, { idempotency: false });
     const res = await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(503);
     expect(res.headers['retry-after']).toBe('30');
     expect(res.body.title).toBe('Service Unavailable');
+    release.resolve();
     await receiver.drain();
     expect(aborted).toBe(true);
   });
@@ -271,14 +286,17 @@ describe('dispatchEvent: idempotency', () => {
 
   it('after a timeout, handlers that then succeed mark the event done', async () => {
     let runs = 0;
+    // The handler runs on past the 503 until the test releases it: the redelivery meets it running.
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async () => {
       runs++;
-      await sleep(300);
+      await release.promise;
     });
     const { app, receiver } = receiverApp(router, { timeoutMs: 100 });
     const event = buildEvent('ag.hid_org.created');
     await sendEvent(app, event, { token: TOKEN }).expect(503);
     await sendEvent(app, event, { token: TOKEN }).expect(409);
+    release.resolve();
     await receiver.drain();
     await sendEvent(app, event, { token: TOKEN }).expect(200, {
       id: event.id,
@@ -290,16 +308,18 @@ describe('dispatchEvent: idempotency', () => {
 
   it('after a timeout, handlers that then fail release the event for the next attempt', async () => {
     let runs = 0;
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async () => {
       runs++;
       if (runs === 1) {
-        await sleep(300);
+        await release.promise;
         throw new Error('late failure');
       }
     });
     const { app, receiver } = receiverApp(router, { timeoutMs: 100 });
     const event = buildEvent('ag.hid_org.created');
     await sendEvent(app, event, { token: TOKEN }).expect(503);
+    release.resolve();
     await receiver.drain();
     await sendEvent(app, event, { token: TOKEN }).expect(200, {
       id: event.id,
@@ -428,14 +448,20 @@ describe('dispatchEvent: idempotency', () => {
 
   it('drain waits for handlers still running after a timeout', async () => {
     let finished = false;
+    const release = deferred();
     const router = createEventRouter().on('ag.hid_org.created', async () => {
-      await sleep(250);
+      await release.promise;
       finished = true;
     });
     const { app, receiver } = receiverApp(router, { timeoutMs: 50 });
     await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(503);
-    expect(finished).toBe(false);
-    await receiver.drain();
+    // Nothing can have finished it (the test holds it): drain must still be waiting.
+    let drained = false;
+    const draining = receiver.drain().then(() => void (drained = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([finished, drained]).toEqual([false, false]);
+    release.resolve();
+    await draining;
     expect(finished).toBe(true);
   });
 });

@@ -217,11 +217,14 @@ describe('emulator', () => {
 
     it('retries an attempt that times out, and drops the delivery when the window ends', async () => {
       let mode: 'slow' | 'ok' = 'ok';
+      // A slow attempt is held until the test ends: it outlasts attemptTimeoutMs by construction.
+      const held: express.Response[] = [];
+      closers.push(async () => void held.forEach((res) => res.destroy()));
       const app = express();
       app.use(express.json({ type: () => true }));
       app.post('/hook', (req, res) => {
         if (req.body.challenge) return void res.json({ challenge: req.body.challenge });
-        if (mode === 'slow') setTimeout(() => res.sendStatus(200), 800);
+        if (mode === 'slow') held.push(res);
         else res.sendStatus(500);
       });
       const server = await listen(app);

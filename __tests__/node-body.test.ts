@@ -4,7 +4,6 @@ import { pollUntil } from './support/poll-until';
 import { postHead, rawSocket, wireServer } from './support/wire-server';
 
 const TOKEN = 'tok_node_body';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('reading a node:http body, byte by byte on the wire', () => {
   it('answers 408 with Connection: close to a body that stops arriving, within bodyTimeoutMs', async () => {
@@ -13,7 +12,9 @@ describe('reading a node:http body, byte by byte on the wire', () => {
     try {
       client.write(postHead(TOKEN, '/', 1000));
       client.write('{"specversion":');
-      await sleep(600);
+      await pollUntil('the 408 arrived', () => /\r\n\r\n.*body-timeout/s.test(client.received()), {
+        describe: () => client.received().slice(0, 200),
+      });
       expect(client.received()).toMatch(/^HTTP\/1.1 408/);
       expect(client.received()).toMatch(/connection: close/i);
       expect(client.received()).toContain('urn:service-webhooks:problem:body-timeout');

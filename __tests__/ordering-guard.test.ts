@@ -13,6 +13,10 @@ import {
 } from '../lib';
 import { prometheusMetrics } from '../lib/metrics';
 import { orderingGuard } from '../lib/core/dispatch/ordering-guard';
+import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
+import type { Inbox } from '../lib/inbox/inbox';
+import type { QueuedDelivery } from '../lib/inbox/queued-delivery';
+import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import type { ResolvedLogger } from '../lib/logger';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
@@ -413,6 +417,31 @@ describe('a store without entity operations', () => {
     expect(build).toThrow(OptionsError);
     expect(build).toThrow(message);
   });
+
+  it.each([
+    ['a store without them', bare],
+    ['idempotency: false', () => false as const],
+  ])(
+    'with an inbox, takes an ordered handler and %s: the receiver only queues, the worker checks its own store (issue 21)',
+    async (_name, store) => {
+      const { router, seen } = orderedRouter();
+      const queued: QueuedDelivery[] = [];
+      const inbox = {
+        enqueue: (delivery: QueuedDelivery) => Promise.resolve(void queued.push(delivery)),
+        startWorker: () => Promise.reject(new Error('not in this test')),
+        deadLetters: () => Promise.resolve([]),
+        replay: () => Promise.resolve(false),
+      } as unknown as Inbox;
+      const { send } = receiver(router, undefined, { idempotency: store(), inbox });
+      expect((await send(passEvent(newPass(), 1))).status).toBe(200);
+      expect([queued.length, seen]).toEqual([1, []]);
+      // The worker runs the ordered handler: there a store without entity operations fails at start.
+      const worker = () =>
+        inboxWorkerCore(router, { idempotency: bare(), logger: false }, 'startWorker', openTelemetryTracing);
+      expect(worker).toThrow(OptionsError);
+      expect(worker).toThrow(/no entity operations \(leaseEntity, advanceEntity, releaseEntity\)/);
+    },
+  );
 
   it('answers 500, unacknowledged, for an ordered handler registered after construction', async () => {
     const router = createEventRouter();

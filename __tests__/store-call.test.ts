@@ -2,6 +2,7 @@ import { createEventRouter, MemoryStore, type IdempotencyStore } from '../lib';
 import { buildEvent } from '../lib/testing';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS } from './support/doors';
+import { gate } from './support/gate';
 
 const TOKEN = 'tok_store_call';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,15 +51,23 @@ describe.each(DOORS)('store calls bounded by idempotency.timeoutMs through $name
 
   it('gives back a claim that lands after its 503, so the next delivery need not wait out the lease', async () => {
     const memory = new MemoryStore();
+    // The first claim lands only when the test says, after its 503; the give-back is then a release.
+    const lands = gate<void>('the test let the first claim land');
+    const givenBack = gate('the late claim was given back');
     let slow = true;
     const store: IdempotencyStore = {
       claim: async (key, token, lease) => {
-        if (slow) await sleep(150);
-        slow = false;
+        if (slow) {
+          slow = false;
+          await lands.opened;
+        }
         return memory.claim(key, token, lease);
       },
       markDone: (key, token, retention) => memory.markDone(key, token, retention),
-      release: (key, token) => memory.release(key, token),
+      release: async (key, token) => {
+        await memory.release(key, token);
+        givenBack.open();
+      },
       get: (key) => memory.get(key),
     };
     let runs = 0;
@@ -66,7 +75,8 @@ describe.each(DOORS)('store calls bounded by idempotency.timeoutMs through $name
     const { d } = await start({ router, idempotency: { store, timeoutMs: 50, leaseMs: 60_000 } });
     const event = buildEvent('ag.hid_org.created');
     expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(503);
-    await sleep(250);
+    lands.open();
+    await givenBack.opened;
     const again = await d.send(tokenDelivery(TOKEN, event));
     expect([again.status, JSON.parse(again.text).status, runs]).toEqual([200, 'processed', 1]);
     memory.close();

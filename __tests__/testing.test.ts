@@ -223,7 +223,7 @@ describe('buildEvent and deliverEvent refuse a field the type does not carry, at
       'ag.access_pass.issued',
       'B',
       { full_name: 'Ada' },
-      'ag.access_pass.issued in layout B has no field "full_name": layout B (spec 2.4) does not carry it',
+      'ag.access_pass.issued in layout B has no field "full_name": layout B (spec 2.4) does not carry it; in layout B this event carries card_template_id, protocol, metadata, access_pass_id, card_number, site_code, file_data',
     ],
     [
       'a device on a layout B event that is not a device event',
@@ -245,6 +245,48 @@ describe('buildEvent and deliverEvent refuse a field the type does not carry, at
       'A',
       { devices: undefined },
       'ag.card_template.created in layout A has no field "devices": layout A gives it to access_pass events except ag.access_pass.issued',
+    ],
+    [
+      'a misspelling inside details (spec 2.3)',
+      'ag.access_pass.issued',
+      'A',
+      { details: { card_numbr: '1' } },
+      'ag.access_pass.issued in layout A has no field "details.card_numbr"; did you mean "details.card_number"?',
+    ],
+    [
+      'a misspelling inside a device',
+      'ag.access_pass.updated',
+      'A',
+      { devices: [{ id: 'd1' }, { idd: 'x' }] },
+      'ag.access_pass.updated in layout A has no field "devices[1].idd"; did you mean "devices[1].id"?',
+    ],
+    [
+      'a type on details (spec 2.3: details has none)',
+      'ag.access_pass.issued',
+      'A',
+      { details: { type: 'iphone' } },
+      'ag.access_pass.issued in layout A has no field "details.type": spec 2.3 gives devices a type, details none',
+    ],
+    [
+      "a misspelling inside layout B's device",
+      'ag.access_pass.devices.added',
+      'B',
+      { device: { tpe: 'x' } },
+      'ag.access_pass.devices.added in layout B has no field "device.tpe"; did you mean "device.type"?',
+    ],
+    [
+      'a field no device has, naming those it has',
+      'ag.access_pass.devices.added',
+      'B',
+      { device: { serial: 'x' } },
+      'ag.access_pass.devices.added in layout B has no field "device.serial": spec 2.4 names type, id',
+    ],
+    [
+      'a __proto__ key, as JSON.parse makes one',
+      'ag.access_pass.issued',
+      'A',
+      JSON.parse('{"__proto__": {"full_name": "x"}}') as Record<string, unknown>,
+      'ag.access_pass.issued in layout A has no field "__proto__"',
     ],
   ])('refuses %s', (_name, type, layout, data, message) => {
     expect(() => build(type, data, { layout })).toThrow(
@@ -279,8 +321,47 @@ describe('buildEvent and deliverEvent refuse a field the type does not carry, at
     ],
     ['the flat credential in layout B', 'ag.access_pass.updated', 'B', { card_number: '7', site_code: 69 }],
     ['a device on a layout B device event', 'ag.access_pass.devices.resumed', 'B', { device: { id: 'd' } }],
+    [
+      "every credential field in details and a device's type",
+      'ag.access_pass.updated',
+      'A',
+      { devices: [{ id: 'd', type: 'watch', card_number: '1', site_code: '69', status: 'installed' }] },
+    ],
+    [
+      'anything in a card_templates item (spec 2.3: not shown)',
+      'ag.access_pass.renewed',
+      'A',
+      { card_templates: [{ id: 'ct', name: 'x' }] },
+    ],
+    ['a value of the wrong kind, left to the receiver', 'ag.access_pass.issued', 'A', { details: 'x' }],
   ])('accepts %s', (_name, type, layout, data) => {
     expect(() => build(type, data, { layout })).not.toThrow();
+  });
+
+  it('gives each access pass type the state it leaves the pass in, in spec 3 values (issue 22 item 5)', () => {
+    const passTypes = EVENT_TYPES.filter((type) => type.startsWith('ag.access_pass.'));
+    const states = Object.fromEntries(passTypes.map((type) => [type, buildEvent(type).data.state]));
+    expect(states).toEqual({
+      'ag.access_pass.issued': 'created',
+      'ag.access_pass.activated': 'active',
+      'ag.access_pass.updated': 'active',
+      'ag.access_pass.suspended': 'suspended',
+      'ag.access_pass.resumed': 'active',
+      'ag.access_pass.unlinked': 'unlink',
+      'ag.access_pass.deleted': 'deleted',
+      'ag.access_pass.expired': 'suspended',
+      'ag.access_pass.renewed': 'active',
+      'ag.access_pass.failed': 'created',
+      'ag.access_pass.devices.added': 'active',
+      'ag.access_pass.devices.suspended': 'active',
+      'ag.access_pass.devices.resumed': 'active',
+    });
+    const expired = buildEvent('ag.access_pass.expired').data;
+    expect(Date.parse(expired.expiration_date as string)).toBeLessThan(
+      Date.parse(buildEvent('ag.access_pass.expired').time),
+    );
+    const [suspended] = buildEvent('ag.access_pass.devices.suspended').data.devices as { status: string }[];
+    expect(suspended?.status).toBe('suspended');
   });
 
   it('builds defaults with only the fields each type carries, in both layouts', () => {

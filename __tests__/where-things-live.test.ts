@@ -45,3 +45,21 @@ describe('docs/where-things-live.md matches the tree', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('the doors stay apart (issue 23 item 2)', () => {
+  it("no door imports another door's files: they share through the core or adapters/incoming-message", () => {
+    const doors = ['express', 'node', 'fetch'];
+    const crossings = doors.flatMap((door) =>
+      readdirSync(path.join(ROOT, 'lib/adapters', door))
+        .filter((file) => file.endsWith('.ts'))
+        .flatMap((file) => {
+          const text = readFileSync(path.join(ROOT, 'lib/adapters', door, file), 'utf8');
+          const specifiers = [...text.matchAll(/from '(\.\.\/[^']+)'/g)].map((m) => m[1] as string);
+          return specifiers
+            .filter((spec) => doors.some((other) => other !== door && spec.startsWith(`../${other}/`)))
+            .map((spec) => `${door}/${file} imports ${spec}`);
+        }),
+    );
+    expect(crossings).toEqual([]);
+  });
+});

@@ -1,5 +1,6 @@
 import { didYouMean } from '../did-you-mean';
 import { EVENT_TYPES, isEventType, type EventType } from '../events/catalogue';
+import { closestEventName } from '../events/closest-event-name';
 import { UsageError } from './cli-errors';
 
 /** One event type of the catalogue, or a usage error with the closest name. */
@@ -25,7 +26,12 @@ export function selectEvents(list: string | undefined): EventType[] {
     }
     const pattern = new RegExp(`^${item.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
     const matched = EVENT_TYPES.filter((type) => pattern.test(type));
-    if (matched.length === 0) throw new UsageError(`--events pattern "${item}" matches no event type`);
+    if (matched.length === 0) {
+      const hint = closestEventName(item);
+      throw new UsageError(
+        `--events pattern "${item}" matches no event type${hint === undefined ? '' : `; did you mean "${hint}"?`}`,
+      );
+    }
     for (const type of matched) chosen.add(type);
   }
   return [...chosen];

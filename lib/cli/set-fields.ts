@@ -1,6 +1,7 @@
 import type { EventType } from '../events/catalogue';
 import { fieldsOf } from '../events/family-fields';
 import { unknownFieldReason } from '../events/unknown-field-reason';
+import { unknownNestedField } from '../events/unknown-nested-field';
 import type { Layout } from '../events/webhook-event';
 import { defaultLayoutAData, toLayoutBData } from '../events/default-data';
 import { UsageError } from './cli-errors';
@@ -50,19 +51,23 @@ export function parseSets(
     if (!names.includes(field)) {
       throw new UsageError(`--set data.${field}: ${unknownFieldReason(type, layout, field, 'data.')}`);
     }
-    if (rest.length === 0) {
-      data[field] = value(raw);
-      continue;
+    if (rest.length === 0) data[field] = value(raw);
+    else {
+      // A nested path edits a copy of the default object, so its other fields stay realistic.
+      const base = data[field] ?? structuredClone(defaults[field] ?? {});
+      let node = base as Record<string, unknown>;
+      for (const key of rest.slice(0, -1)) {
+        // A path through `__proto__` would write to every object of this process.
+        if (!Object.hasOwn(node, key) && key in node)
+          throw new UsageError(`--set ${path.join('.')}: "${key}" is not a field name`);
+        if (typeof node[key] !== 'object' || node[key] === null) node[key] = {};
+        node = node[key] as Record<string, unknown>;
+      }
+      node[rest.at(-1) as string] = value(raw);
+      data[field] = base;
     }
-    // A nested path edits a copy of the default object, so its other fields stay realistic.
-    const base = data[field] ?? structuredClone(defaults[field] ?? {});
-    let node = base as Record<string, unknown>;
-    for (const key of rest.slice(0, -1)) {
-      if (typeof node[key] !== 'object' || node[key] === null) node[key] = {};
-      node = node[key] as Record<string, unknown>;
-    }
-    node[rest.at(-1) as string] = value(raw);
-    data[field] = base;
+    const nested = unknownNestedField(type, layout, field, data[field], 'data.');
+    if (nested !== undefined) throw new UsageError(`--set ${path.join('.')}: ${nested}`);
   }
   return id === undefined ? { data } : { data, id };
 }

@@ -1,4 +1,5 @@
 import { familyOf, type EventType } from './catalogue';
+import type { AccessPassState } from './data-schemas';
 import { LAYOUT_B_KEPT } from './family-fields';
 
 /** Schema versions differ per resource, as the Service's do (spec 9). */
@@ -30,16 +31,33 @@ function device(protocol: string): Record<string, unknown> {
   };
 }
 
+/**
+ * The pass's state after each access pass event, in the values spec 3 lists (created, active,
+ * suspended, unlink, deleted); the rest leave it active. The spec lists no `expired` state: an expired
+ * pass no longer opens doors, so it reads as suspended. A device event is about one device, not the
+ * pass, which stays active.
+ */
+const STATE_AFTER: Readonly<Record<string, AccessPassState>> = {
+  'ag.access_pass.issued': 'created',
+  'ag.access_pass.failed': 'created',
+  'ag.access_pass.suspended': 'suspended',
+  'ag.access_pass.expired': 'suspended',
+  'ag.access_pass.unlinked': 'unlink',
+  'ag.access_pass.deleted': 'deleted',
+};
+
 function accessPassData(type: string): Record<string, unknown> {
   const protocol = type.includes('.devices.') || type.endsWith('.failed') ? 'seos' : 'desfire';
+  // An expired pass's term is over: its dates are a year earlier.
+  const year = type === 'ag.access_pass.expired' ? 2025 : 2026;
   const data: Record<string, unknown> = {
     id: PASS_ID,
-    state: type.endsWith('.issued') ? 'created' : type.endsWith('.suspended') ? 'suspended' : 'active',
+    state: Object.hasOwn(STATE_AFTER, type) ? STATE_AFTER[type] : 'active',
     full_name: 'Ada Lovelace',
     employee_id: 'E-1024',
     title: 'Analyst',
-    start_date: '2026-01-05T09:00:00Z',
-    expiration_date: '2027-01-05T09:00:00Z',
+    start_date: `${year}-01-05T09:00:00Z`,
+    expiration_date: `${year + 1}-01-05T09:00:00Z`,
     hid_org_id: protocol === 'seos' ? 'hid_org_31' : null,
     apple_user_id: null,
     tag_id: '04a1b2c3d4e5f6',
@@ -52,7 +70,10 @@ function accessPassData(type: string): Record<string, unknown> {
     const { type: _kind, ...details } = device(protocol);
     data.details = { ...details, id: 'cred_88e0', status: 'issued' };
   } else {
-    data.devices = [device(protocol)];
+    const one = device(protocol);
+    // The device a devices.suspended event is about is the one suspended.
+    if (type === 'ag.access_pass.devices.suspended') one.status = 'suspended';
+    data.devices = [one];
   }
   return data;
 }

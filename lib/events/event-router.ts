@@ -1,14 +1,13 @@
 import type { ResolvedLogger } from '../logger';
 import {
   EVENT_PATTERNS,
-  EVENT_TYPES,
   isEventPattern,
   isEventType,
   type EventPattern,
   type EventType,
   type TypesMatching,
 } from './catalogue';
-import { didYouMean } from '../did-you-mean';
+import { closestEventName } from './closest-event-name';
 import { checkOnOptions, type OnOptions } from './on-options';
 import type { AnyWebhookEvent, WebhookEvent } from './webhook-event';
 
@@ -50,12 +49,10 @@ interface Registration {
   ordered: boolean;
 }
 
-const NAMES: readonly string[] = [...EVENT_TYPES, ...EVENT_PATTERNS.keys()];
-
 function typesOf(target: string): readonly EventType[] {
   if (isEventType(target)) return [target];
   if (isEventPattern(target)) return EVENT_PATTERNS.get(target) ?? [];
-  const hint = didYouMean(target, NAMES);
+  const hint = closestEventName(target);
   throw new TypeError(
     `[service-webhooks] on: "${target}" is not an event type or pattern of the catalogue.${hint ? ` Did you mean "${hint}"?` : ''}`,
   );

@@ -3,7 +3,7 @@ import { EVENT_TYPES, familyOf, type EventType } from './catalogue';
 import { dataFieldsOf, fieldsOf } from './family-fields';
 import type { Layout } from './webhook-event';
 
-/** Each layout's names for what the other layout calls `key` (DESIGN.md: the one mapping between them). */
+/** Each layout's names for what the other layout calls `key` (spec 2.4 and 9: the one mapping between them). */
 const OTHER_NAMES: Readonly<Record<Layout, Readonly<Record<string, readonly string[]>>>> = {
   // Layout B names given in layout A.
   A: {
@@ -43,9 +43,9 @@ function carriers(field: string, layout: Layout): string | undefined {
 export function unknownFieldReason(type: EventType, layout: Layout, field: string, prefix = ''): string {
   const own = fieldsOf(type, layout);
   const head = `${type} in layout ${layout} has no field "${field}"`;
-  const names = (OTHER_NAMES[layout][field] ?? []).filter((name) =>
-    own.includes(name.split('.')[0] as string),
-  );
+  // Own keys only: a `__proto__` or `constructor` field must not reach the object's prototype.
+  const other = Object.hasOwn(OTHER_NAMES[layout], field) ? OTHER_NAMES[layout][field] : undefined;
+  const names = (other ?? []).filter((name) => own.includes(name.split('.')[0] as string));
   if (names.length > 0) {
     return `${head}; layout ${layout} calls it ${names.map((name) => `"${prefix}${name}"`).join(', ')}`;
   }
@@ -54,7 +54,7 @@ export function unknownFieldReason(type: EventType, layout: Layout, field: strin
   if (layout === 'A' && (field === 'details' || field === 'devices') && familyOf(type) === 'access_pass')
     return `${head}: spec 6 rule 2 puts details on ag.access_pass.issued only, devices on every other access pass event`;
   if (layout === 'B' && dataFieldsOf(type).includes(field))
-    return `${head}: layout B (spec 2.4) does not carry it`;
+    return `${head}: layout B (spec 2.4) does not carry it; in layout B this event carries ${own.map((name) => `${prefix}${name}`).join(', ')}`;
   const who = carriers(field, layout);
   return who === undefined ? head : `${head}: layout ${layout} gives it to ${who}`;
 }

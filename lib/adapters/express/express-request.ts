@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { ExpressRequestLike } from './express-types';
 import type { Answer, WebhookRequest } from '../../core/webhook-request';
-import { joinedHeader, nodeRequest, writeAnswer } from '../node/node-request';
+import { joinedHeader, nodeRequest, writeAnswer } from '../incoming-message/node-request';
 
 /*
- * The one seam between the Express door and node:http: an Express request is a node request, so the
+ * The one seam between the Express door and node:http: an Express request is a node request, read as
+ * the node door reads one (`adapters/incoming-message/`, shared by both, neither door's own), so the
  * other Express files see only the core's `WebhookRequest` and `Answer`, through the three functions here.
  */
 

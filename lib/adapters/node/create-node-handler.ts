@@ -5,7 +5,7 @@ import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { OptionsError } from '../../options-error';
-import { nodeRequest, writeAnswer } from './node-request';
+import { nodeRequest, writeAnswer } from '../incoming-message/node-request';
 
 export interface NodeHandlerOptions extends ReceiverOptions {
   /**

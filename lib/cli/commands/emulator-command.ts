@@ -53,6 +53,8 @@ export function emulatorCommand(ctx: CliContext): Command {
       '\nExamples:\n  $ service-webhooks emulator\n  $ service-webhooks emulator --port 4011 --retry-window 10m --fast-retries',
     )
     .action(async (flags: EmulatorFlags) => {
+      // Listened for before any line is printed: a Ctrl-C right after them still stops cleanly.
+      const interrupted = ctx.interrupted();
       const emulator = await startEmulator(ctx, flags);
       const { accountId, secretKey } = emulator.account;
       const consoleUrl = `${emulator.url}/`;
@@ -65,7 +67,7 @@ export function emulatorCommand(ctx: CliContext): Command {
         ctx.out.line(`  Web console:            ${consoleUrl}`);
         ctx.out.line(ctx.out.dim('(^C to stop)'));
       }
-      await ctx.interrupted();
+      await interrupted;
       await emulator.close();
       if (!flags.json) ctx.out.line('Emulator stopped.');
     });

@@ -7,7 +7,7 @@ import { CliFailure, UsageError } from '../cli-errors';
 import { stableToken, writeState } from '../config-store';
 import { EmulatorClient } from '../emulator-client';
 import { selectEvents } from '../event-selection';
-import { emulatorAnswers } from '../emulator-target';
+import { discoverEmulator, emulatorAnswers } from '../emulator-target';
 import { emulatorOptions, startEmulator, type EmulatorFlags } from './emulator-command';
 
 const NAME = 'service-webhooks listen';
@@ -30,6 +30,25 @@ function checkForwardTo(url: string | undefined): string {
       `--forward-to must be an http(s) URL, such as http://localhost:3000/webhooks (got "${url}")`,
     );
   return url;
+}
+
+/**
+ * The emulator to attach to, by the rule every command follows ({@link discoverEmulator}), then one
+ * on `--port`: a running `service-webhooks emulator` is attached to, not fought. A remembered one that
+ * no longer answers is forgotten (a new one starts); a `$SERVICE_WEBHOOKS_EMULATOR` that does not
+ * answer is a failure, as it is for the other commands.
+ */
+async function runningEmulator(ctx: CliContext, flags: ListenFlags): Promise<string | undefined> {
+  if (flags.emulator !== undefined) return flags.emulator.replace(/\/+$/, '');
+  const found = discoverEmulator(ctx, undefined)?.replace(/\/+$/, '');
+  if (found !== undefined && (await emulatorAnswers(found))) return found;
+  const named = ctx.env.SERVICE_WEBHOOKS_EMULATOR;
+  if (named !== undefined && named !== '')
+    throw new CliFailure(
+      `no emulator answers at ${named} ($SERVICE_WEBHOOKS_EMULATOR); start it with \`service-webhooks emulator\`, or unset it to let listen start one`,
+    );
+  const local = `http://127.0.0.1:${flags.port}`;
+  return flags.port !== '0' && (await emulatorAnswers(local)) ? local : undefined;
 }
 
 export function listenCommand(ctx: CliContext): Command {
@@ -55,18 +74,16 @@ export function listenCommand(ctx: CliContext): Command {
     .action(async (flags: ListenFlags & { json?: boolean }) => {
       const token = flags.token ?? stableToken(ctx.env);
       if (flags.printToken) return ctx.out.line(token);
+      // Listened for before any line is printed: a Ctrl-C right after "verified" still cleans up.
+      const interrupted = ctx.interrupted();
       const url = checkForwardTo(flags.forwardTo);
       const events = selectEvents(flags.events);
       let own: Emulator | undefined;
-      // An emulator already running on the port (`service-webhooks emulator`) is attached to, not fought.
-      let attach = flags.emulator;
-      const local = `http://127.0.0.1:${flags.port}`;
-      if (attach === undefined && flags.port !== '0' && (await emulatorAnswers(local))) {
-        attach = local;
-        if (!flags.json) ctx.out.line(ctx.out.dim(`Attached to the emulator already running at ${local}`));
-      }
+      const attach = await runningEmulator(ctx, flags);
+      if (attach !== undefined && attach !== flags.emulator && !flags.json)
+        ctx.out.line(ctx.out.dim(`Attached to the emulator already running at ${attach}`));
       if (attach === undefined) own = await startEmulator(ctx, flags);
-      const client = new EmulatorClient((attach ?? (own as Emulator).url).replace(/\/+$/, ''));
+      const client = new EmulatorClient(attach ?? (own as Emulator).url);
       writeState({ emulatorUrl: client.url, layout: flags.layout }, ctx.env);
       const stale = (await client.state()).webhooks.filter((w) => w.name === NAME && w.url === url);
       for (const webhook of stale) await client.remove(webhook.id);
@@ -110,7 +127,7 @@ export function listenCommand(ctx: CliContext): Command {
       await check();
 
       // Ctrl-C, or the emulator went away (its stream ended): either way, clean up and stop.
-      const why = await Promise.race([ctx.interrupted(), following.then(() => 'gone')]);
+      const why = await Promise.race([interrupted, following.then(() => 'gone')]);
       stopped = true;
       clearTimeout(retry);
       abort.abort();

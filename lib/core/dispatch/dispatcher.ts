@@ -43,7 +43,8 @@ export function createDispatcher(
   onBookkeeping?: (event: BookkeepingEvent) => void,
 ): Dispatcher {
   const { timeoutMs, scope } = options;
-  checkOrderingStore(router, options.store);
+  // With an inbox this receiver only queues: the worker runs the handlers and checks its own store.
+  if (options.inbox === undefined) checkOrderingStore(router, options.store);
   const store = options.store === false ? undefined : boundedStore(options, log, warn, onBookkeeping);
   const results = dispatchResults(options.retryAfter);
   const guard = orderingGuard(options, log, warn, onBookkeeping);
