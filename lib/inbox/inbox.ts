@@ -37,6 +37,16 @@ export interface InboxWorkerOptions {
   idempotency?: IdempotencyOptions | IdempotencyStore | false;
   /** How long a job's handlers may run before they are asked to stop (`ctx.signal`) and the try fails. Defaults to `600_000` ms. */
   timeoutMs?: number;
+  /**
+   * How long the worker keeps an entity's newest mark (handlers with `{ ordering: 'newest-wins' }`)
+   * after the entity's last success: an older event of it that runs within that time (a retry, a
+   * dead letter replayed) is `stale`, however late. It must cover whatever the inbox can still run,
+   * so it is apart from `idempotency.retentionMs` (the receiver's retry window, for done events).
+   * Must be at least the span of a job's tries (`attempts × timeoutMs` plus the backoff's delays),
+   * or the worker throws at start. Defaults to that span plus 90 days, pg-boss's dead-letter
+   * retention: about 90 days and 8 hours with the other defaults.
+   */
+  entityRetentionMs?: number;
   /** Where failures are logged. Defaults to the console. */
   logger?: Logger | false;
   /**

@@ -1,6 +1,7 @@
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
 import { checkSchemaName } from './check-schema-name';
@@ -34,7 +35,7 @@ const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds'];
 const WHERE = 'pgBossInbox';
 const NAME = /^[\w.-]{1,50}$/;
 /** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
-const DEAD_RETENTION_SECONDS = 90 * 24 * 60 * 60;
+const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
 /** How many dead letters a replay reads at once: memory stays bounded however many match. */
 export const REPLAY_BATCH = 100;
 

@@ -1,0 +1,46 @@
+import { DEAD_LETTER_RETENTION_MS } from '../../inbox/dead-letter-retention';
+import { OptionsError } from '../../options-error';
+
+/** The backoff is asked about this many tries at most; later ones are taken as long as the longest. */
+const ASKED = 1000;
+
+/**
+ * How long an event's tries can last, from its first try to its dead letter: every try's bound and
+ * every delay between tries. A handler's `RetryLater` and a busy entity's put-backs can stretch it
+ * further, which is why the default keeps marks for the dead letters' lifetime on top of it.
+ */
+export function triesSpanMs(
+  attempts: number,
+  timeoutMs: number,
+  backoff: (attempt: number) => number,
+): number {
+  let delays = 0;
+  let longest = 0;
+  for (let attempt = 1; attempt < Math.min(attempts, ASKED + 1); attempt++) {
+    const delay = backoff(attempt);
+    delays += delay;
+    longest = Math.max(longest, delay);
+  }
+  if (attempts > ASKED + 1) delays += (attempts - ASKED - 1) * longest;
+  return Math.min(Number.MAX_SAFE_INTEGER, attempts * timeoutMs + delays);
+}
+
+/**
+ * How long the worker keeps an entity's newest mark (ordered handlers): by default the tries' span
+ * plus the dead letters' lifetime, so a late retry or a replay is still judged against the newest
+ * event that succeeded. A value shorter than the tries' span is refused: ordinary retries of an older
+ * event could then run after its entity's mark was forgotten.
+ */
+export function entityRetention(value: unknown, triesMs: number, where: string): number {
+  const fallback = Math.min(Number.MAX_SAFE_INTEGER, triesMs + DEAD_LETTER_RETENTION_MS);
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < triesMs) {
+    const hours = (triesMs / 3_600_000).toFixed(1);
+    throw new OptionsError(
+      'ERR_SW_TIMEOUT',
+      where,
+      `entityRetentionMs must be a whole number of milliseconds ≥ ${triesMs}, the span of a job's tries (attempts × timeoutMs plus the backoff: ${hours} h), or an older event's retry could run its ordered handlers after a newer one succeeded (got ${String(value)}). Leave it out for the default, the tries' span plus 90 days for dead letters`,
+    );
+  }
+  return value;
+}
