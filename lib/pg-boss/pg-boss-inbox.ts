@@ -4,6 +4,7 @@ import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inb
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
+import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import { findDeadJobs, type DeadJob } from './find-dead-jobs';
@@ -120,14 +121,13 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
-    async deadLetters(filter = {}): Promise<DeadLetter[]> {
-      const jobs = await findDeadJobs(await boss(), schema, dead, {
-        type: filter.type,
-        limit: filter.limit ?? 100,
-      });
+    async deadLetters(options): Promise<DeadLetter[]> {
+      const query = checkDeadLettersQuery(options);
+      const jobs = await findDeadJobs(await boss(), schema, dead, query);
       return jobs.map((j) => deadLetterOf(j.data));
     },
-    async replay(target: string | ReplayFilter) {
+    async replay(given: string | ReplayFilter) {
+      const target = checkReplayTarget(given);
       const b = await boss();
       const query =
         typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };
