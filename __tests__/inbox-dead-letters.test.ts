@@ -168,6 +168,16 @@ describeEachEngine(
       await queue?.close();
     });
 
+    it('stops a since walk at the first page that reaches older failures (the set is newest first)', async () => {
+      const spy = jest.spyOn(queue, 'getFailed');
+      try {
+        expect(await inbox.replay({ since: new Date(Date.now() + 60_000) })).toBe(0);
+        expect(spy).toHaveBeenCalledTimes(1);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
     it('replays every matching failed job across pages, never reading the next page before replaying the last', async () => {
       const reads: { rows: number; replayedBefore: number }[] = [];
       const getFailed = queue.getFailed.bind(queue);
