@@ -44,3 +44,13 @@ export function entityRetention(value: unknown, triesMs: number, where: string):
   }
   return value;
 }
+
+/** `idempotency: { entityRetentionMs }` points to the worker's own option, not to `retentionMs`. */
+export function checkEntityRetentionPlace(idempotency: unknown, where: string): void {
+  if (typeof idempotency === 'object' && idempotency !== null && 'entityRetentionMs' in idempotency)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      `${where} idempotency`,
+      'entityRetentionMs is an option of the worker itself: did you mean startWorker(router, { entityRetentionMs })?',
+    );
+}

@@ -13,7 +13,7 @@ import { rateLimitedLog } from '../rate-limited-log';
 import { checkRouter } from '../resolve-receiver-options';
 import type { TracingHooks } from '../tracing';
 import { checkOrderingStore } from './check-ordering-store';
-import { entityRetention, triesSpanMs } from './entity-retention';
+import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from './ordering-guard';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
 
@@ -98,13 +98,7 @@ export function inboxWorkerCore(
     throw new OptionsError('ERR_SW_OPTION', where, 'onJob must be a function (record) => void');
   const onJob = options.onJob;
   const timeoutMs = options.timeoutMs ?? 600_000;
-  const misplaced = options.idempotency;
-  if (typeof misplaced === 'object' && misplaced !== null && 'entityRetentionMs' in misplaced)
-    throw new OptionsError(
-      'ERR_SW_OPTION',
-      `${where} idempotency`,
-      'entityRetentionMs is an option of the worker itself: did you mean startWorker(router, { entityRetentionMs })?',
-    );
+  checkEntityRetentionPlace(options.idempotency, where);
   // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store,
   // given the same way (a bare store, or the receiver's { store, scope, … }). Its scope keys the
   // entities as the receiver's does. A killed worker's claim frees up after twice the bound of a
