@@ -252,6 +252,8 @@ describeEachEngine('deadLetters() and replay() check what they are given on $nam
     [undefined, /^\[service-webhooks\] inbox\.replay: takes an event id or \{ type\?, since\? \}/],
     ['', /inbox\.replay: takes an event id/],
     [5, /inbox\.replay: takes an event id/],
+    [new Date(), /inbox\.replay: takes an event id/],
+    [['evt_kept'], /inbox\.replay: takes an event id/],
     [{ typ: 'ag.access_pass.issued' }, /inbox\.replay: unknown option "typ"; did you mean "type"\?/],
     [{ type: 7 }, /inbox\.replay: type must be a non-empty event type/],
     [{ since: '1h' }, /inbox\.replay: since must be a valid Date \(got 1h\)/],

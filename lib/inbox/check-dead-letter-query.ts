@@ -11,6 +11,13 @@ export interface DeadLettersQuery {
   type: string | undefined;
 }
 
+/** A `{ … }` literal: a Date or an array given as the filter is a mistake, not "every dead letter". */
+function isPlainObject(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
 function checkType(type: unknown, where: string): string | undefined {
   if (type === undefined || (typeof type === 'string' && type !== '')) return type;
   throw new OptionsError(
@@ -29,7 +36,7 @@ function checkType(type: unknown, where: string): string | undefined {
 export function checkDeadLettersQuery(options: unknown): DeadLettersQuery {
   const where = 'inbox.deadLetters';
   if (options === undefined) return { limit: 100, type: undefined };
-  if (typeof options !== 'object' || options === null)
+  if (!isPlainObject(options))
     throw new OptionsError('ERR_SW_OPTION', where, 'takes { limit?, type? } or nothing');
   checkOptionKeys(options, ['limit', 'type'], where);
   const { limit = 100, type } = options as { limit?: unknown; type?: unknown };
@@ -46,7 +53,7 @@ export function checkDeadLettersQuery(options: unknown): DeadLettersQuery {
 export function checkReplayTarget(target: unknown): string | ReplayFilter {
   const where = 'inbox.replay';
   if (typeof target === 'string' && target !== '') return target;
-  if (typeof target !== 'object' || target === null)
+  if (!isPlainObject(target))
     throw new OptionsError(
       'ERR_SW_OPTION',
       where,

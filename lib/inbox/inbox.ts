@@ -131,9 +131,15 @@ export interface Inbox {
   enqueue(delivery: QueuedDelivery): Promise<void>;
   /** Runs the router's handlers for queued events, with retries and dead letters. */
   startWorker(router: EventRouter, options?: InboxWorkerOptions): Promise<InboxWorker>;
-  /** The dead letters, newest first. `limit` defaults to `100`. */
+  /**
+   * The dead letters, newest first: at most `limit`, a whole number from 1 to 100 000 (defaults to
+   * `100`), of `type` when given. Rejects, the same on every engine, when given anything else.
+   */
   deadLetters(options?: { limit?: number; type?: string }): Promise<DeadLetter[]>;
-  /** Puts dead letters back in the queue (one event by id, or by filter); resolves how many. Idempotent. */
+  /**
+   * Puts dead letters back in the queue (one event by id, or by filter; `{}` for all); resolves how
+   * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
+   */
   replay(target: string | ReplayFilter): Promise<number>;
   /** Queue depth, oldest job age, dead letters. */
   status(): Promise<InboxStatus>;
