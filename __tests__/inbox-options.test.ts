@@ -95,7 +95,7 @@ describeWithRedis('an inbox on a Redis that can lose what it acknowledged', () =
         [{ idempotency: { scope: 7 } }, /idempotency\.scope must be a string/],
         [
           { entityRetentionMs: 7 * 3_600_000 },
-          /entityRetentionMs must be a whole number of milliseconds ≥ 29610000/,
+          /entityRetentionMs must be a whole number of milliseconds ≥ 54810000/,
         ],
         [
           { idempotency: { store: new MemoryStore(), leaseMs: 60_000 } },

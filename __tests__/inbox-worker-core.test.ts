@@ -121,8 +121,10 @@ describe('inboxWorkerCore: the idempotency option, as the receiver takes it', ()
 describe("inboxWorkerCore: an entity's newest mark outlives everything the inbox can still run", () => {
   const HOUR = 3_600_000;
   const DAY = 24 * HOUR;
-  /** The default retention: 13 tries of 10 min, the backoff's 21 810 s between them, and 90 days. */
-  const DEFAULT_RETENTION = 13 * 600_000 + 21_810_000 + 90 * DAY;
+  /** The Service's retry window and its margin: an older event can reach the queue that late. */
+  const WINDOW = 7 * HOUR;
+  /** The default retention: the window, 13 tries of 10 min, the backoff's 21 810 s between them, 90 days. */
+  const DEFAULT_RETENTION = WINDOW + 13 * 600_000 + 21_810_000 + 90 * DAY;
 
   /**
    * The review's case: `old` fails at try `failed` (its last one by default: a dead letter), `new` of
@@ -199,21 +201,24 @@ describe("inboxWorkerCore: an entity's newest mark outlives everything the inbox
     const beyond = await oldRunsAgain(DEFAULT_RETENTION + 60_000);
     expect(beyond.then).toEqual({ then: 'complete', status: 'processed' });
     expect(beyond.written).toEqual(['new', 'old']);
-    // entityRetentionMs chooses it: here the tries' span of 1 try of 10 s is all that is kept.
-    const short = { attempts: 1, failed: 1, entityRetentionMs: 10_000, timeoutMs: 10_000 };
-    expect((await oldRunsAgain(9_000, short)).then).toMatchObject({ status: 'stale' });
-    expect((await oldRunsAgain(11_000, short)).then).toMatchObject({ status: 'processed' });
+    // entityRetentionMs chooses it: here the least it may be, the window and 1 try of 10 s.
+    const short = { attempts: 1, failed: 1, entityRetentionMs: WINDOW + 10_000, timeoutMs: 10_000 };
+    expect((await oldRunsAgain(WINDOW + 9_000, short)).then).toMatchObject({ status: 'stale' });
+    expect((await oldRunsAgain(WINDOW + 11_000, short)).then).toMatchObject({ status: 'processed' });
   });
 
   it.each([
     [
       { entityRetentionMs: 0 },
-      /entityRetentionMs must be a whole number of milliseconds ≥ 29610000, the span of a job's tries .*8\.2 h.*\(got 0\)/,
+      /entityRetentionMs must be a whole number of milliseconds ≥ 54810000 \(15\.2 h: the Service's retry window and a margin, 7 h, then a job's tries.*\(got 0\)/,
     ],
-    [{ entityRetentionMs: 7 * HOUR }, /entityRetentionMs must be .* ≥ 29610000.*\(got 25200000\)/],
+    [{ entityRetentionMs: 15 * HOUR }, /entityRetentionMs must be .* ≥ 54810000.*\(got 54000000\)/],
     [{ entityRetentionMs: 1.5 * DAY + 0.5 }, /entityRetentionMs must be a whole number/],
     [{ entityRetentionMs: '90d' }, /entityRetentionMs must be a whole number/],
-    [{ attempts: 3, timeoutMs: 1000, backoff: () => 5000, entityRetentionMs: 12_999 }, /≥ 13000/],
+    [
+      { attempts: 3, timeoutMs: 1000, backoff: () => 5000, entityRetentionMs: WINDOW + 12_999 },
+      /≥ 25213000 /,
+    ],
     [{ entityRetention: 1 }, /unknown option "entityRetention"; did you mean "entityRetentionMs"\?/],
     [
       { idempotency: { entityRetentionMs: 90 * DAY } },
@@ -231,12 +236,17 @@ describe("inboxWorkerCore: an entity's newest mark outlives everything the inbox
     expect(build).toThrow(/^\[service-webhooks\] review/);
   });
 
-  it('takes the exact span of the tries, however the backoff is given', () => {
+  it('takes the window and the exact span of the tries, however the backoff is given', () => {
     const router = createEventRouter();
     for (const options of [
-      { attempts: 3, timeoutMs: 1000, backoff: () => 5000, entityRetentionMs: 13_000 },
-      { attempts: 3, timeoutMs: 1000, backoff: { delayMs: 100, maxDelayMs: 150 }, entityRetentionMs: 3_250 },
-      { attempts: 1, timeoutMs: 1000, entityRetentionMs: 1000 },
+      { attempts: 3, timeoutMs: 1000, backoff: () => 5000, entityRetentionMs: WINDOW + 13_000 },
+      {
+        attempts: 3,
+        timeoutMs: 1000,
+        backoff: { delayMs: 100, maxDelayMs: 150 },
+        entityRetentionMs: WINDOW + 3_250,
+      },
+      { attempts: 1, timeoutMs: 1000, entityRetentionMs: WINDOW + 1000 },
     ])
       expect(() =>
         inboxWorkerCore(router, { logger: false, ...options }, 'w', openTelemetryTracing),
@@ -253,11 +263,11 @@ async function markEntity(store: IdempotencyStore) {
   expect(await core.run(queued('new', '2026-01-01T10:05:00Z'), 1)).toMatchObject({ status: 'processed' });
 }
 
-/** 90 days and the default tries' span (8.2 h), as a real store's clock keeps it, to the minute. */
-const DEFAULT_RETENTION_MS = 90 * 86_400_000 + 29_610_000;
+/** 90 days, the retry window (7 h) and the default tries' span (8.2 h), to the minute. */
+const DEFAULT_RETENTION_MS = 90 * 86_400_000 + 25_200_000 + 29_610_000;
 
 describeWithRedis("a worker's entity marks in a real Redis", () => {
-  it("are kept 90 days and the tries' span by default (the key's TTL)", async () => {
+  it("are kept 90 days past the retry window and the tries by default (the key's TTL)", async () => {
     const server = await startRedisServer();
     const redis = new Redis(server.url);
     try {
@@ -275,7 +285,7 @@ describeWithRedis("a worker's entity marks in a real Redis", () => {
 });
 
 describeWithPostgres("a worker's entity marks in a real PostgreSQL", () => {
-  it("are kept 90 days and the tries' span by default (expires_at)", async () => {
+  it('are kept 90 days past the retry window and the tries by default (expires_at)', async () => {
     const server = await startPostgresServer();
     const pool = new Pool({ connectionString: server.url });
     try {

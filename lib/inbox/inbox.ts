@@ -42,9 +42,11 @@ export interface InboxWorkerOptions {
    * after the entity's last success: an older event of it that runs within that time (a retry, a
    * dead letter replayed) is `stale`, however late. It must cover whatever the inbox can still run,
    * so it is apart from `idempotency.retentionMs` (the receiver's retry window, for done events).
-   * Must be at least the span of a job's tries (`attempts × timeoutMs` plus the backoff's delays),
-   * or the worker throws at start. Defaults to that span plus 90 days, pg-boss's dead-letter
-   * retention: about 90 days and 8 hours with the other defaults.
+   * Must be at least what ordinary retries can reach: the Service's retry window and a margin (7 h:
+   * an older event can reach the queue that long after a newer one succeeded) plus the span of a
+   * job's tries (`attempts × timeoutMs` plus the backoff's delays), or the worker throws at start.
+   * Defaults to that plus 90 days, pg-boss's dead-letter retention: about 90 days and 15 hours with
+   * the other defaults.
    */
   entityRetentionMs?: number;
   /** Where failures are logged. Defaults to the console. */

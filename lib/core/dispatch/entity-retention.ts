@@ -1,5 +1,6 @@
 import { DEAD_LETTER_RETENTION_MS } from '../../inbox/dead-letter-retention';
 import { OptionsError } from '../../options-error';
+import { RETRY_WINDOW_MS } from './dispatch-options';
 
 /** The backoff is asked about this many tries at most; later ones are taken as long as the longest. */
 const ASKED = 1000;
@@ -26,20 +27,20 @@ export function triesSpanMs(
 }
 
 /**
- * How long the worker keeps an entity's newest mark (ordered handlers): by default the tries' span
- * plus the dead letters' lifetime, so a late retry or a replay is still judged against the newest
- * event that succeeded. A value shorter than the tries' span is refused: ordinary retries of an older
- * event could then run after its entity's mark was forgotten.
+ * How long the worker keeps an entity's newest mark (ordered handlers). An older event can reach the
+ * queue up to the Service's retry window after a newer one succeeded (the receiver failed meanwhile),
+ * then take all its tries: a value below that reach is refused, since ordinary retries would outlive
+ * the marks. The default adds the dead letters' lifetime, so a replay is still judged by them.
  */
 export function entityRetention(value: unknown, triesMs: number, where: string): number {
-  const fallback = Math.min(Number.MAX_SAFE_INTEGER, triesMs + DEAD_LETTER_RETENTION_MS);
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < triesMs) {
-    const hours = (triesMs / 3_600_000).toFixed(1);
+  const reach = Math.min(Number.MAX_SAFE_INTEGER, RETRY_WINDOW_MS + triesMs);
+  if (value === undefined) return Math.min(Number.MAX_SAFE_INTEGER, reach + DEAD_LETTER_RETENTION_MS);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < reach) {
+    const hours = (reach / 3_600_000).toFixed(1);
     throw new OptionsError(
       'ERR_SW_TIMEOUT',
       where,
-      `entityRetentionMs must be a whole number of milliseconds ≥ ${triesMs}, the span of a job's tries (attempts × timeoutMs plus the backoff: ${hours} h), or an older event's retry could run its ordered handlers after a newer one succeeded (got ${String(value)}). Leave it out for the default, the tries' span plus 90 days for dead letters`,
+      `entityRetentionMs must be a whole number of milliseconds ≥ ${reach} (${hours} h: the Service's retry window and a margin, 7 h, then a job's tries, attempts × timeoutMs plus the backoff), or an older event's retry could run its ordered handlers after a newer one succeeded (got ${String(value)}). Leave it out for the default, that plus 90 days for dead letters`,
     );
   }
   return value;
