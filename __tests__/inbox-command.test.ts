@@ -142,6 +142,10 @@ describe('service-webhooks inbox, called wrong', () => {
       /--limit must be a whole number/,
     ],
     [
+      ['inbox', 'dead-letters', '--url', 'redis://127.0.0.1:1', '--limit', '100001'],
+      /--limit must be a whole number from 1 to 100000/,
+    ],
+    [
       ['inbox', 'replay', '--since', 'yesterday', '--url', 'redis://127.0.0.1:1'],
       /--since must be a duration/,
     ],

@@ -1,5 +1,6 @@
-// pg-boss's dead letters are filtered, ordered and limited by PostgreSQL, and replayed a page at a
-// time: however many there are, no read brings back more rows than asked for.
+// Dead letters are read and replayed a page at a time on both engines (pg-boss's filtered, ordered
+// and limited by PostgreSQL): however many there are, no read brings back more than a page, and a
+// replay holds one page at a time. What deadLetters() and replay() are given is checked alike.
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery } from '../lib/inbox/queued-delivery';
@@ -8,8 +9,12 @@ import type { DeadLetterData } from '../lib/pg-boss/dead-letter-data';
 import { loadPgBoss, type PgBoss } from '../lib/pg-boss/load-pg-boss';
 import { REPLAY_BATCH } from '../lib/pg-boss/pg-boss-inbox';
 import { buildEvent } from '../lib/testing';
+import { Queue, Worker } from 'bullmq';
+import { createEventRouter, type Inbox } from '../lib';
+import { bullmqInbox } from '../lib/bullmq';
+import { PAGE } from '../lib/bullmq/bullmq-dead-letters';
 import { describeEachEngine } from './support/describe-each-engine';
-import { pgBossEngine } from './support/inbox-engines';
+import { bullmqEngine, eventually, pgBossEngine } from './support/inbox-engines';
 
 const NAME = `dead-${process.pid}`;
 const DEAD = `${NAME}.dead`;
@@ -126,3 +131,145 @@ describeEachEngine(
   },
   [pgBossEngine],
 );
+
+describeEachEngine(
+  'failed jobs replayed a page at a time on $name',
+  (_engine, server) => {
+    const name = `paged-${process.pid}`;
+    let queue: Queue;
+    let inbox: Inbox;
+    beforeAll(async () => {
+      queue = new Queue(name, { connection: { url: server().url } });
+      inbox = bullmqInbox({ queue, logger: false });
+      // More than two pages of failed jobs: 2 of every 3 of the type replayed, the others between them.
+      const count = 2 * PAGE + 200;
+      await queue.addBulk(
+        Array.from({ length: count }, (_, i) => {
+          const data = deadLetter(`j-${i}`, i % 3 === 2 ? 'ag.hid_org.created' : 'ag.access_pass.issued', i);
+          return { name: data.delivery.type, data: data.delivery, opts: { jobId: `j-${i}` } };
+        }),
+      );
+      const failing = new Worker(
+        name,
+        () => {
+          throw new Error('the CRM is down');
+        },
+        { connection: { url: server().url }, concurrency: 50 },
+      );
+      failing.on('error', () => undefined);
+      try {
+        await eventually('every job failed', async () => (await queue.getFailedCount()) === count, 60_000);
+      } finally {
+        await failing.close();
+      }
+    }, 90_000);
+    afterAll(async () => {
+      await inbox?.close();
+      await queue?.close();
+    });
+
+    it('stops a since walk at the first page that reaches older failures (the set is newest first)', async () => {
+      const spy = jest.spyOn(queue, 'getFailed');
+      try {
+        expect(await inbox.replay({ since: new Date(Date.now() + 60_000) })).toBe(0);
+        expect(spy).toHaveBeenCalledTimes(1);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it('replays every matching failed job across pages, never reading the next page before replaying the last', async () => {
+      const reads: { rows: number; replayedBefore: number }[] = [];
+      const getFailed = queue.getFailed.bind(queue);
+      const spy = jest.spyOn(queue, 'getFailed').mockImplementation(async (start, end) => {
+        const replayedBefore = await queue.getWaitingCount();
+        const page = await getFailed(start, end);
+        reads.push({ rows: page.length, replayedBefore });
+        return page;
+      });
+      try {
+        expect(await inbox.replay({ type: 'ag.access_pass.issued' })).toBe(800);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(Math.max(...reads.map((r) => r.rows))).toBeLessThanOrEqual(PAGE);
+      // Each page is replayed before the next is read: memory holds one page, however many match.
+      expect(reads.length).toBeGreaterThanOrEqual(3);
+      expect(reads.map((r) => r.replayedBefore)).toEqual(
+        [...reads.map((r) => r.replayedBefore)].sort((a, b) => a - b),
+      );
+      expect(reads[1]!.replayedBefore).toBeGreaterThan(0);
+      expect(reads.at(-1)!.replayedBefore).toBeGreaterThan(PAGE);
+      const left = await inbox.deadLetters({ limit: 1000 });
+      expect(left).toHaveLength(400);
+      expect(left.every((d) => d.delivery.type === 'ag.hid_org.created')).toBe(true);
+      expect(await queue.getWaitingCount()).toBe(800);
+      expect(await inbox.replay({ type: 'ag.access_pass.issued' })).toBe(0);
+    });
+  },
+  [bullmqEngine],
+);
+
+describeEachEngine('deadLetters() and replay() check what they are given on $name', (_engine, server) => {
+  let inbox: Inbox;
+  beforeAll(async () => {
+    inbox = server().inbox(`checked-${process.pid}`);
+    const envelope = buildEvent('ag.access_pass.issued', {}, { id: 'evt_kept' });
+    const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
+    await inbox.enqueue(
+      queuedDelivery(idempotencyKey('', event.source, 'evt_kept'), event, () => undefined, null),
+    );
+    const router = createEventRouter().onAny(() => {
+      throw new Error('the CRM is down');
+    });
+    const worker = await inbox.startWorker(router, { attempts: 1, logger: false });
+    try {
+      await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+    } finally {
+      await worker.close();
+    }
+  }, 60_000);
+  afterAll(() => inbox?.close());
+
+  const LIMIT =
+    /^\[service-webhooks\] inbox\.deadLetters: limit must be a whole number from 1 to 100000 \(got /;
+  it.each([
+    [{ limit: 0 }, LIMIT],
+    [{ limit: 2.5 }, LIMIT],
+    [{ limit: -1 }, LIMIT],
+    [{ limit: '5' }, LIMIT],
+    [{ limit: 100_001 }, LIMIT],
+    [{ limit: Number.NaN }, LIMIT],
+    [{ type: 5 }, /^\[service-webhooks\] inbox\.deadLetters: type must be a non-empty event type/],
+    [{ type: '' }, /inbox\.deadLetters: type must be a non-empty event type/],
+    [{ limt: 5 }, /inbox\.deadLetters: unknown option "limt"; did you mean "limit"\?/],
+    ['evt_kept', /inbox\.deadLetters: takes \{ limit\?, type\? \} or nothing/],
+  ])('deadLetters(%p) is refused, with the same error on every engine', async (options, message) => {
+    await expect(inbox.deadLetters(options as never)).rejects.toThrow(message);
+  });
+
+  it.each([
+    [undefined, /^\[service-webhooks\] inbox\.replay: takes an event id or \{ type\?, since\? \}/],
+    ['', /inbox\.replay: takes an event id/],
+    [5, /inbox\.replay: takes an event id/],
+    [new Date(), /inbox\.replay: takes an event id/],
+    [['evt_kept'], /inbox\.replay: takes an event id/],
+    [{ typ: 'ag.access_pass.issued' }, /inbox\.replay: unknown option "typ"; did you mean "type"\?/],
+    [{ type: 7 }, /inbox\.replay: type must be a non-empty event type/],
+    [{ since: '1h' }, /inbox\.replay: since must be a valid Date \(got 1h\)/],
+    [{ since: new Date('yesterday') }, /inbox\.replay: since must be a valid Date \(got Invalid Date\)/],
+  ])(
+    'replay(%p) is refused, with the same error on every engine, and replays nothing',
+    async (target, message) => {
+      await expect(inbox.replay(target as never)).rejects.toThrow(message);
+      expect((await inbox.status()).dead).toBe(1);
+    },
+  );
+
+  it('takes the bounds themselves', async () => {
+    expect(await inbox.deadLetters({ limit: 1 })).toHaveLength(1);
+    expect(await inbox.deadLetters({ limit: 100_000, type: 'ag.access_pass.issued' })).toHaveLength(1);
+    expect(await inbox.deadLetters()).toHaveLength(1);
+    expect(await inbox.replay({ since: new Date(Date.now() + 60_000) })).toBe(0);
+  });
+});

@@ -94,6 +94,10 @@ describeWithRedis('an inbox on a Redis that can lose what it acknowledged', () =
         [{ idempotency: 'redis://x' }, /idempotency must be an IdempotencyStore/],
         [{ idempotency: { scope: 7 } }, /idempotency\.scope must be a string/],
         [
+          { entityRetentionMs: 7 * 3_600_000 },
+          /entityRetentionMs must be a whole number of milliseconds ≥ 54810000/,
+        ],
+        [
           { idempotency: { store: new MemoryStore(), leaseMs: 60_000 } },
           /idempotency\.leaseMs must be longer than timeoutMs/,
         ],

@@ -1,5 +1,5 @@
 // The shared worker core: what a try comes to (retry, dead letter), whatever the engine.
-import { createEventRouter, MemoryStore, type AnyWebhookEvent } from '../lib';
+import { createEventRouter, MemoryStore, type AnyWebhookEvent, type IdempotencyStore } from '../lib';
 import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
 import { eventPosition } from '../lib/core/dispatch/event-position';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
@@ -7,6 +7,12 @@ import { queuedDelivery } from '../lib/inbox/queued-delivery';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { buildEvent } from '../lib/testing';
+import { Redis } from 'ioredis';
+import { Pool } from 'pg';
+import { RedisStore } from '../lib/redis';
+import { PostgresStore } from '../lib/postgres';
+import { describeWithPostgres, startPostgresServer } from './support/postgres-server';
+import { describeWithRedis, startRedisServer } from './support/redis-server';
 
 function queued(id: string, time: string) {
   const envelope = buildEvent('ag.access_pass.updated', { id: 'pass-1' }, { id, time });
@@ -110,4 +116,191 @@ describe('inboxWorkerCore: the idempotency option, as the receiver takes it', ()
     expect(ran).toEqual(['scoped']);
     store.close();
   });
+});
+
+describe("inboxWorkerCore: an entity's newest mark outlives everything the inbox can still run", () => {
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+  /** The Service's retry window and its margin: an older event can reach the queue that late. */
+  const WINDOW = 7 * HOUR;
+  /** The default retention: the window, 13 tries of 10 min, the backoff's 21 810 s between them, 90 days. */
+  const DEFAULT_RETENTION = WINDOW + 13 * 600_000 + 21_810_000 + 90 * DAY;
+
+  /**
+   * The review's case: `old` fails at try `failed` (its last one by default: a dead letter), `new` of
+   * the same pass succeeds, the bug is fixed and, `later` ms on, `old` runs again at try `again` (1: a
+   * replayed dead letter). The worker has its defaults but for `options`.
+   */
+  async function oldRunsAgain(
+    later: number,
+    {
+      failed = 13,
+      again = 1,
+      ...options
+    }: Parameters<typeof inboxWorkerCore>[1] & { failed?: number; again?: number } = {},
+  ) {
+    let broken = true;
+    const written: string[] = [];
+    const router = createEventRouter().on(
+      'ag.access_pass.updated',
+      async (e: AnyWebhookEvent) => {
+        if (broken && e.id === 'old') throw new Error('a bug, fixed tomorrow');
+        written.push(e.id);
+      },
+      { ordering: 'newest-wins' },
+    );
+    const store = new MemoryStore({ logger: false });
+    const core = inboxWorkerCore(
+      router,
+      { idempotency: store, logger: false, ...options },
+      'review',
+      openTelemetryTracing,
+    );
+    const realNow = Date.now.bind(Date);
+    let shift = 0;
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+    try {
+      const first = await core.run(queued('old', '2026-01-01T10:00:00Z'), failed);
+      expect(first.then).toBe(failed === (options.attempts ?? 13) ? 'dead' : 'retry');
+      expect(await core.run(queued('new', '2026-01-01T10:05:00Z'), 1)).toEqual({
+        then: 'complete',
+        status: 'processed',
+      });
+      broken = false;
+      shift = later;
+      return { then: await core.run(queued('old', '2026-01-01T10:00:00Z'), again), written };
+    } finally {
+      spy.mockRestore();
+      store.close();
+    }
+  }
+
+  it.each([
+    ['the next morning (8 h: past the receiver-side 7 h)', 8 * HOUR],
+    ["89 days on (pg-boss's dead letters live 90)", 89 * DAY],
+    ['just inside the default retention', DEFAULT_RETENTION - 60_000],
+  ])('a dead letter replayed %s is stale: the newer event already succeeded', async (_when, later) => {
+    const { then, written } = await oldRunsAgain(later);
+    expect(then).toEqual({ then: 'complete', status: 'stale' });
+    expect(written).toEqual(['new']);
+  });
+
+  it('a retry on the default tries, 8 h on, is stale too (13 tries of 10 min and the backoff outlast 7 h)', async () => {
+    const { then, written } = await oldRunsAgain(8 * HOUR, { failed: 1, again: 13 });
+    expect(then).toEqual({ then: 'complete', status: 'stale' });
+    expect(written).toEqual(['new']);
+  });
+
+  it("idempotency.retentionMs (done events) does not shorten the entities' marks", async () => {
+    const store = new MemoryStore({ logger: false });
+    const { then } = await oldRunsAgain(2 * DAY, { idempotency: { store, retentionMs: 60_000 } });
+    expect(then).toEqual({ then: 'complete', status: 'stale' });
+  });
+
+  it('beyond the retention the mark is forgotten: the older event runs its ordered handler (as docs/out-of-order-events.md says)', async () => {
+    const beyond = await oldRunsAgain(DEFAULT_RETENTION + 60_000);
+    expect(beyond.then).toEqual({ then: 'complete', status: 'processed' });
+    expect(beyond.written).toEqual(['new', 'old']);
+    // entityRetentionMs chooses it: here the least it may be, the window and 1 try of 10 s.
+    const short = { attempts: 1, failed: 1, entityRetentionMs: WINDOW + 10_000, timeoutMs: 10_000 };
+    expect((await oldRunsAgain(WINDOW + 9_000, short)).then).toMatchObject({ status: 'stale' });
+    expect((await oldRunsAgain(WINDOW + 11_000, short)).then).toMatchObject({ status: 'processed' });
+  });
+
+  it.each([
+    [
+      { entityRetentionMs: 0 },
+      /entityRetentionMs must be a whole number of milliseconds ≥ 54810000 \(15\.2 h: the Service's retry window and a margin, 7 h, then a job's tries.*\(got 0\)/,
+    ],
+    [{ entityRetentionMs: 15 * HOUR }, /entityRetentionMs must be .* ≥ 54810000.*\(got 54000000\)/],
+    [{ entityRetentionMs: 1.5 * DAY + 0.5 }, /entityRetentionMs must be a whole number/],
+    [{ entityRetentionMs: '90d' }, /entityRetentionMs must be a whole number/],
+    [
+      { attempts: 3, timeoutMs: 1000, backoff: () => 5000, entityRetentionMs: WINDOW + 12_999 },
+      /≥ 25213000 /,
+    ],
+    [{ entityRetention: 1 }, /unknown option "entityRetention"; did you mean "entityRetentionMs"\?/],
+    [
+      { idempotency: { entityRetentionMs: 90 * DAY } },
+      /review idempotency: entityRetentionMs is an option of the worker itself: did you mean startWorker\(router, \{ entityRetentionMs \}\)\?/,
+    ],
+  ])('refuses %p at construction', (options, message) => {
+    const build = () =>
+      inboxWorkerCore(
+        createEventRouter(),
+        { logger: false, ...options } as never,
+        'review',
+        openTelemetryTracing,
+      );
+    expect(build).toThrow(message);
+    expect(build).toThrow(/^\[service-webhooks\] review/);
+  });
+
+  it('takes the window and the exact span of the tries, however the backoff is given', () => {
+    const router = createEventRouter();
+    for (const options of [
+      { attempts: 3, timeoutMs: 1000, backoff: () => 5000, entityRetentionMs: WINDOW + 13_000 },
+      {
+        attempts: 3,
+        timeoutMs: 1000,
+        backoff: { delayMs: 100, maxDelayMs: 150 },
+        entityRetentionMs: WINDOW + 3_250,
+      },
+      { attempts: 1, timeoutMs: 1000, entityRetentionMs: WINDOW + 1000 },
+    ])
+      expect(() =>
+        inboxWorkerCore(router, { logger: false, ...options }, 'w', openTelemetryTracing),
+      ).not.toThrow();
+  });
+});
+
+/** Runs one ordered event through a worker on `store` with its defaults, so its entity gets a mark. */
+async function markEntity(store: IdempotencyStore) {
+  const router = createEventRouter().on('ag.access_pass.updated', () => undefined, {
+    ordering: 'newest-wins',
+  });
+  const core = inboxWorkerCore(router, { idempotency: store, logger: false }, 'w', openTelemetryTracing);
+  expect(await core.run(queued('new', '2026-01-01T10:05:00Z'), 1)).toMatchObject({ status: 'processed' });
+}
+
+/** 90 days, the retry window (7 h) and the default tries' span (8.2 h), to the minute. */
+const DEFAULT_RETENTION_MS = 90 * 86_400_000 + 25_200_000 + 29_610_000;
+
+describeWithRedis("a worker's entity marks in a real Redis", () => {
+  it("are kept 90 days past the retry window and the tries by default (the key's TTL)", async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url);
+    try {
+      await markEntity(new RedisStore({ sendCommand: (command, ...args) => redis.call(command, ...args) }));
+      const [key, ...others] = await redis.keys('*entity:*');
+      expect(others).toEqual([]);
+      const ttl = await redis.pttl(key!);
+      expect(ttl).toBeGreaterThan(DEFAULT_RETENTION_MS - 60_000);
+      expect(ttl).toBeLessThanOrEqual(DEFAULT_RETENTION_MS);
+    } finally {
+      redis.disconnect();
+      await server.close();
+    }
+  });
+});
+
+describeWithPostgres("a worker's entity marks in a real PostgreSQL", () => {
+  it('are kept 90 days past the retry window and the tries by default (expires_at)', async () => {
+    const server = await startPostgresServer();
+    const pool = new Pool({ connectionString: server.url });
+    try {
+      const store = new PostgresStore({ pool, table: 'marks' });
+      await store.setup();
+      await markEntity(store);
+      const { rows } = await pool.query<{ ms: number }>(
+        'SELECT extract(epoch FROM expires_at - now()) * 1000 AS ms FROM marks_entities',
+      );
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0]!.ms)).toBeGreaterThan(DEFAULT_RETENTION_MS - 60_000);
+      expect(Number(rows[0]!.ms)).toBeLessThanOrEqual(DEFAULT_RETENTION_MS);
+    } finally {
+      await pool.end();
+      await server.close();
+    }
+  }, 60_000);
 });

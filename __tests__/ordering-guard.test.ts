@@ -325,6 +325,31 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
   });
 });
 
+describe("the receiver's entity marks", () => {
+  it("are kept past the Service's 6-hour retry window, with a margin (idempotency.retentionMs, 7 h)", async () => {
+    const { router, seen } = orderedRouter();
+    const { send } = receiver(router);
+    const realNow = Date.now.bind(Date);
+    let shift = 0;
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+    try {
+      const pass = newPass();
+      const newer = passEvent(pass, 5);
+      expect((await send(newer)).status).toBe(200);
+      // The Service's last retry of an older event, 6 h after the newer one succeeded, and a margin.
+      shift = 6.5 * 3_600_000;
+      expect((await send(passEvent(pass, 1))).body).toMatchObject({ status: 'stale' });
+      // Past the window nothing older can come from the Service any more: the mark is let go.
+      shift = 7 * 3_600_000 + 60_000;
+      expect((await send(passEvent(pass, 2))).body).toMatchObject({ status: 'processed' });
+      expect(seen).toHaveLength(2);
+      expect(seen[0]).toBe(newer.id);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
 describe('orderingGuard, as a queue worker calls it', () => {
   const options = { scope: 'worker', leaseMs: 60_000, retentionMs: 60_000, storeTimeoutMs: 1_000 };
   const silent = { debug() {}, info() {}, warn() {}, error() {} } as unknown as ResolvedLogger;

@@ -2,7 +2,8 @@ import type { Job, Queue } from 'bullmq';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 
-const PAGE = 500;
+/** How many failed jobs one read brings back: memory holds one page, however many there are. */
+export const PAGE = 500;
 
 /** BullMQ's failed set read as dead letters: the jobs holding a queued delivery that `match`es, newest first. */
 export async function failedJobs(
@@ -19,6 +20,40 @@ export async function failedJobs(
   return found.slice(0, limit);
 }
 
+/** Puts one failed job back with fresh tries; false when it was no longer failed (replayed meanwhile). */
+async function retried(job: Job): Promise<boolean> {
+  try {
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Replays the failed jobs `target` names a page at a time, never holding more than one page. A
+ * replayed job leaves the failed set, so the next page starts after the jobs that stayed. The set is
+ * ordered by failure time, newest first: a `since` walk stops at the first page reaching older ones.
+ */
+export async function replayFailed(queue: Queue, target: string | ReplayFilter): Promise<number> {
+  const match = replayMatch(target);
+  const since = typeof target === 'string' ? undefined : target.since?.getTime();
+  let replayed = 0;
+  for (let start = 0; ;) {
+    const page = await queue.getFailed(start, start + PAGE - 1);
+    let stayed = 0;
+    for (const job of page) {
+      if (!isQueuedDelivery(job.data) || !match(job.data, job)) stayed++;
+      else if (await retried(job)) replayed++;
+      else if (await job.isFailed()) stayed++;
+    }
+    const oldest = page.at(-1)?.finishedOn;
+    if (page.length < PAGE || (since !== undefined && oldest !== undefined && oldest < since))
+      return replayed;
+    start += stayed;
+  }
+}
+
 export function deadLetterOf(job: Job): DeadLetter {
   const delivery = job.data as QueuedDelivery;
   return {
@@ -31,7 +66,7 @@ export function deadLetterOf(job: Job): DeadLetter {
 }
 
 /** Which failed jobs a replay target names: one event by id, or a type and failure time. */
-export function replayMatch(target: string | ReplayFilter): (d: QueuedDelivery, job: Job) => boolean {
+function replayMatch(target: string | ReplayFilter): (d: QueuedDelivery, job: Job) => boolean {
   if (typeof target === 'string') return (d) => d.id === target;
   return (d, job) =>
     (target.type === undefined || d.type === target.type) &&

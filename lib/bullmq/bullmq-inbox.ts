@@ -3,7 +3,8 @@ import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
-import { deadLetterOf, failedJobs, replayMatch } from './bullmq-dead-letters';
+import { deadLetterOf, failedJobs, replayFailed } from './bullmq-dead-letters';
+import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -104,22 +105,13 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
-    async deadLetters(filter = {}) {
-      const limit = filter.limit ?? 100;
-      const jobs = await failedJobs(queue, (d) => filter.type === undefined || d.type === filter.type, limit);
+    async deadLetters(options) {
+      const { limit, type } = checkDeadLettersQuery(options);
+      const jobs = await failedJobs(queue, (d) => type === undefined || d.type === type, limit);
       return jobs.map(deadLetterOf);
     },
     async replay(target: string | ReplayFilter) {
-      let replayed = 0;
-      for (const job of await failedJobs(queue, replayMatch(target), Number.MAX_SAFE_INTEGER)) {
-        try {
-          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-          replayed++;
-        } catch {
-          // Replayed by someone else meanwhile (no longer failed): replay is idempotent.
-        }
-      }
-      return replayed;
+      return replayFailed(queue, checkReplayTarget(target));
     },
     async status(): Promise<InboxStatus> {
       const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');

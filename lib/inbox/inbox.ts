@@ -37,6 +37,18 @@ export interface InboxWorkerOptions {
   idempotency?: IdempotencyOptions | IdempotencyStore | false;
   /** How long a job's handlers may run before they are asked to stop (`ctx.signal`) and the try fails. Defaults to `600_000` ms. */
   timeoutMs?: number;
+  /**
+   * How long the worker keeps an entity's newest mark (handlers with `{ ordering: 'newest-wins' }`)
+   * after the entity's last success: an older event of it that runs within that time (a retry, a
+   * dead letter replayed) is `stale`, however late. It must cover whatever the inbox can still run,
+   * so it is apart from `idempotency.retentionMs` (the receiver's retry window, for done events).
+   * Must be at least what ordinary retries can reach: the Service's retry window and a margin (7 h:
+   * an older event can reach the queue that long after a newer one succeeded) plus the span of a
+   * job's tries (`attempts × timeoutMs` plus the backoff's delays), or the worker throws at start.
+   * Defaults to that plus 90 days, pg-boss's dead-letter retention: about 90 days and 15 hours with
+   * the other defaults.
+   */
+  entityRetentionMs?: number;
   /** Where failures are logged. Defaults to the console. */
   logger?: Logger | false;
   /**
@@ -121,9 +133,15 @@ export interface Inbox {
   enqueue(delivery: QueuedDelivery): Promise<void>;
   /** Runs the router's handlers for queued events, with retries and dead letters. */
   startWorker(router: EventRouter, options?: InboxWorkerOptions): Promise<InboxWorker>;
-  /** The dead letters, newest first. `limit` defaults to `100`. */
+  /**
+   * The dead letters, newest first: at most `limit`, a whole number from 1 to 100 000 (defaults to
+   * `100`), of `type` when given. Rejects, the same on every engine, when given anything else.
+   */
   deadLetters(options?: { limit?: number; type?: string }): Promise<DeadLetter[]>;
-  /** Puts dead letters back in the queue (one event by id, or by filter); resolves how many. Idempotent. */
+  /**
+   * Puts dead letters back in the queue (one event by id, or by filter; `{}` for all); resolves how
+   * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
+   */
   replay(target: string | ReplayFilter): Promise<number>;
   /** Queue depth, oldest job age, dead letters. */
   status(): Promise<InboxStatus>;

@@ -1,8 +1,10 @@
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
+import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import { findDeadJobs, type DeadJob } from './find-dead-jobs';
@@ -34,7 +36,7 @@ const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds'];
 const WHERE = 'pgBossInbox';
 const NAME = /^[\w.-]{1,50}$/;
 /** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
-const DEAD_RETENTION_SECONDS = 90 * 24 * 60 * 60;
+const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
 /** How many dead letters a replay reads at once: memory stays bounded however many match. */
 export const REPLAY_BATCH = 100;
 
@@ -119,14 +121,13 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
-    async deadLetters(filter = {}): Promise<DeadLetter[]> {
-      const jobs = await findDeadJobs(await boss(), schema, dead, {
-        type: filter.type,
-        limit: filter.limit ?? 100,
-      });
+    async deadLetters(options): Promise<DeadLetter[]> {
+      const query = checkDeadLettersQuery(options);
+      const jobs = await findDeadJobs(await boss(), schema, dead, query);
       return jobs.map((j) => deadLetterOf(j.data));
     },
-    async replay(target: string | ReplayFilter) {
+    async replay(given: string | ReplayFilter) {
+      const target = checkReplayTarget(given);
       const b = await boss();
       const query =
         typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { MAX_DEAD_LETTERS } from '../../inbox/check-dead-letter-query';
 import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
@@ -64,8 +65,8 @@ export function inboxCommand(ctx: CliContext): Command {
       .option('--limit <n>', 'at most this many (default: 100)')
       .action((flags: QueueFlags & { type?: string; limit?: string }) => {
         const limit = flags.limit === undefined ? 100 : Number(flags.limit);
-        if (!Number.isSafeInteger(limit) || limit < 1)
-          throw new UsageError('--limit must be a whole number ≥ 1');
+        if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DEAD_LETTERS)
+          throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DEAD_LETTERS}`);
         return withInbox(ctx, flags, async (i) => {
           const dead = await i.deadLetters({
             limit,

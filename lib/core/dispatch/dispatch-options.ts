@@ -54,7 +54,8 @@ export interface ResolvedDispatchOptions {
   inbox: Inbox | undefined;
 }
 
-const SEVEN_HOURS = 7 * 60 * 60 * 1000;
+/** The Service's 6-hour retry window and a margin: no delivery of an event comes again after it. */
+export const RETRY_WINDOW_MS = 7 * 60 * 60 * 1000;
 /** setTimeout's largest delay; a longer one fires at once. */
 const MAX_DELAY = 2 ** 31 - 1;
 
@@ -111,7 +112,7 @@ export function resolveDispatchOptions(
   const settings = idempotencySettings(options.idempotency, where);
   const timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs', where, MAX_DELAY);
   const leaseMs = positive(settings.leaseMs ?? Math.max(5 * timeoutMs, 60_000), 'idempotency.leaseMs', where);
-  const retentionMs = positive(settings.retentionMs ?? SEVEN_HOURS, 'idempotency.retentionMs', where);
+  const retentionMs = positive(settings.retentionMs ?? RETRY_WINDOW_MS, 'idempotency.retentionMs', where);
   const storeTimeoutMs = positive(settings.timeoutMs ?? 5_000, 'idempotency.timeoutMs', where, MAX_DELAY);
   const retryAfter = String(Math.ceil(positive(options.retryAfterSeconds ?? 30, 'retryAfterSeconds', where)));
   if (leaseMs <= timeoutMs) {

@@ -13,6 +13,7 @@ import { rateLimitedLog } from '../rate-limited-log';
 import { checkRouter } from '../resolve-receiver-options';
 import type { TracingHooks } from '../tracing';
 import { checkOrderingStore } from './check-ordering-store';
+import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from './ordering-guard';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
 
@@ -22,6 +23,7 @@ const WORKER_OPTION_KEYS = [
   'backoff',
   'idempotency',
   'timeoutMs',
+  'entityRetentionMs',
   'logger',
   'onJob',
 ];
@@ -96,6 +98,7 @@ export function inboxWorkerCore(
     throw new OptionsError('ERR_SW_OPTION', where, 'onJob must be a function (record) => void');
   const onJob = options.onJob;
   const timeoutMs = options.timeoutMs ?? 600_000;
+  checkEntityRetentionPlace(options.idempotency, where);
   // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store,
   // given the same way (a bare store, or the receiver's { store, scope, … }). Its scope keys the
   // entities as the receiver's does. A killed worker's claim frees up after twice the bound of a
@@ -117,9 +120,16 @@ export function inboxWorkerCore(
   const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, warn);
   // Ordered handlers are guarded when the job runs: the worker's store must have entity operations.
   checkOrderingStore(router, dispatch.store);
-  const guard = orderingGuard(dispatch, log, warn);
-  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs, guard, tracing };
   const attempts = whole(options.attempts, 'attempts', where, 13);
+  // Entity marks outlive the receiver's retry window here: the inbox can run an event much later
+  // (retries, a dead letter replayed weeks on), and the mark must still say it is older.
+  const entityRetentionMs = entityRetention(
+    options.entityRetentionMs,
+    triesSpanMs(attempts, timeoutMs, backoff),
+    where,
+  );
+  const guard = orderingGuard({ ...dispatch, retentionMs: entityRetentionMs }, log, warn);
+  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs, guard, tracing };
   const delayAfter = (attempt: number, retryLater: RetryLater | undefined) =>
     retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;
 

@@ -1,0 +1,6 @@
+/**
+ * How long a dead letter can wait for its replay, at the most any engine keeps one on its own:
+ * pg-boss's `<name>.dead` queue is made with this retention (BullMQ keeps failed jobs until removed).
+ * A worker keeps its entities' newest marks at least this long, so a replay is still judged by them.
+ */
+export const DEAD_LETTER_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
