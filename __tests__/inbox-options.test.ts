@@ -84,6 +84,14 @@ describeWithRedis('an inbox on a Redis that can lose what it acknowledged', () =
         [{ concurrency: 1.5 }, /concurrency must be a whole number/],
         [{ backoff: 5 }, /backoff must be \{ delayMs\?, maxDelayMs\? \} or \(attempt\) => ms/],
         [{ backoff: { delay: 5 } }, /unknown option "delay"; did you mean "delayMs"\?/],
+        [
+          {
+            backoff: () => {
+              throw new Error('no plan');
+            },
+          },
+          /\[service-webhooks\] inbox\.startWorker: backoff threw for attempt 1 \(no plan\)/,
+        ],
         [{ onJob: 'count' }, /onJob must be a function/],
         [
           { idempotency: { stor: new MemoryStore() } },

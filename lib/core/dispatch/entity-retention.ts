@@ -14,11 +14,22 @@ export function triesSpanMs(
   attempts: number,
   timeoutMs: number,
   backoff: (attempt: number) => number,
+  where: string,
 ): number {
   let delays = 0;
   let longest = 0;
   for (let attempt = 1; attempt < Math.min(attempts, ASKED + 1); attempt++) {
-    const delay = backoff(attempt);
+    let delay: number;
+    try {
+      delay = backoff(attempt);
+    } catch (error) {
+      // The user's backoff is asked here first: say whose function failed, not only what it threw.
+      throw new OptionsError(
+        'ERR_SW_OPTION',
+        where,
+        `backoff threw for attempt ${attempt} (${error instanceof Error ? error.message : String(error)}): it must return a delay in ms for every attempt from 1 to attempts − 1`,
+      );
+    }
     delays += delay;
     longest = Math.max(longest, delay);
   }

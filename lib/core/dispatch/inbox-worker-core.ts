@@ -125,7 +125,7 @@ export function inboxWorkerCore(
   // (retries, a dead letter replayed weeks on), and the mark must still say it is older.
   const entityRetentionMs = entityRetention(
     options.entityRetentionMs,
-    triesSpanMs(attempts, timeoutMs, backoff),
+    triesSpanMs(attempts, timeoutMs, backoff, where),
     where,
   );
   const guard = orderingGuard({ ...dispatch, retentionMs: entityRetentionMs }, log, warn);
