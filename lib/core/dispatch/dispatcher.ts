@@ -15,6 +15,7 @@ import { claimOutcome, orderingGuard, type GuardedRun } from './ordering-guard';
 import type { TracingHooks } from '../tracing';
 import { runHandlers } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
+import { deadlineQueue, TIMED_OUT } from './deadline-queue';
 
 export type { DispatchResult };
 
@@ -26,8 +27,6 @@ export interface Dispatcher {
   /** Resolves when nothing is running. */
   idle(): Promise<void>;
 }
-
-const TIMED_OUT = Symbol('timed out');
 
 /**
  * Step 4 as a plain function. The answer is 200 only once every handler has succeeded (or the event
@@ -48,6 +47,7 @@ export function createDispatcher(
   const results = dispatchResults(options.retryAfter);
   const guard = orderingGuard(options, log, warn, onBookkeeping);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
+  const deadlines = deadlineQueue(timeoutMs);
 
   /** What a claim that was not granted answers, without running handlers. */
   function refusal(claimed: Exclude<ClaimResult, 'claimed'> | 'unavailable', event: AnyWebhookEvent) {
@@ -127,14 +127,7 @@ export function createDispatcher(
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, matched, ctx);
-    // One promise and one timer, not a race of two promises: this runs for every delivery.
-    const first = await new Promise<GuardedRun | typeof TIMED_OUT>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
-      void work.then((outcome) => {
-        clearTimeout(timer);
-        resolve(outcome);
-      });
-    });
+    const first = await deadlines.wait(work, started);
     const handlerMs = performance.now() - started;
     if (first === TIMED_OUT) {
       ctx.abort(new Error('delivery timed out'));
