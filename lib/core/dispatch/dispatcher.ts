@@ -11,7 +11,7 @@ import { DeliveryContext } from './handler-context';
 import { claimToken } from '../../idempotency/claim-token';
 import { idempotencyKey } from '../../idempotency/store-keys';
 import type { RateLimitedLog } from '../rate-limited-log';
-import { claimOutcome, orderingGuard, type GuardedRun } from './ordering-guard';
+import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ordering-guard';
 import type { TracingHooks } from '../tracing';
 import { runHandlers } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
@@ -56,7 +56,7 @@ export function createDispatcher(
   }
 
   /** Runs the handlers, settles the claim, and frees the event locally once all of that is over. */
-  function run(
+  async function run(
     key: string,
     token: string,
     event: AnyWebhookEvent,
@@ -64,26 +64,32 @@ export function createDispatcher(
     ctx: DeliveryContext,
   ): Promise<GuardedRun> {
     // Bookkeeping retried in the background keeps the event held here until it settles.
-    let lingering: Promise<void> | undefined;
+    const held: { lingering?: Promise<void> } = {};
     const linger = (background: Promise<void>) =>
-      void (lingering = lingering === undefined ? background : Promise.all([lingering, background]).then());
-    const guarded = guard.run(
-      event,
-      matched,
-      (handlers) => runHandlers(router, handlers, event, ctx, tracing),
-      linger,
-    );
-    const work =
-      store === undefined
-        ? guarded
-        : guarded.then((g) => store.settle(key, token, claimOutcome(g), event.id, linger).then(() => g));
-    running.set(key, { eventId: event.id, done: work });
-    void work.then(() => {
-      if (lingering === undefined) return void running.delete(key);
-      const held = lingering.then(() => void running.delete(key));
-      running.set(key, { eventId: event.id, done: held });
-    });
-    return work;
+      void (held.lingering =
+        held.lingering === undefined ? background : Promise.all([held.lingering, background]).then());
+    let guarded: GuardedRun;
+    if (matched.ordered.length === 0) {
+      // Nothing ordered (every delivery, commonly): the guard has nothing to decide, so it is not
+      // asked, and no closure is built for it.
+      try {
+        guarded = ran(await runHandlers(router, matched.handlers, event, ctx, tracing));
+      } catch (error) {
+        guarded = thrown(error);
+      }
+    } else {
+      guarded = await guard.run(
+        event,
+        matched,
+        (handlers) => runHandlers(router, handlers, event, ctx, tracing),
+        linger,
+      );
+    }
+    if (store !== undefined) await store.settle(key, token, claimOutcome(guarded), event.id, linger);
+    const { lingering } = held;
+    if (lingering === undefined) running.delete(key);
+    else running.set(key, { eventId: event.id, done: lingering.then(() => void running.delete(key)) });
+    return guarded;
   }
 
   async function dispatch(
@@ -127,6 +133,7 @@ export function createDispatcher(
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, matched, ctx);
+    running.set(key, { eventId: event.id, done: work });
     const first = await deadlines.wait(work, started);
     const handlerMs = performance.now() - started;
     if (first === TIMED_OUT) {
