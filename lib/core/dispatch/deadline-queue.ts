@@ -28,7 +28,8 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
   function advance(): void {
     while (head < slots.length && slots[head]?.resolve === undefined) slots[head++] = undefined;
     if (head === slots.length) {
-      slots = [];
+      // Emptied in place: one delivery at a time must not allocate an array each.
+      slots.length = 0;
       head = 0;
     } else if (head > 1024 && head * 2 > slots.length) {
       slots = slots.slice(head);
