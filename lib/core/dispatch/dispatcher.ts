@@ -15,7 +15,8 @@ import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ord
 import type { TracingHooks } from '../tracing';
 import { runHandlers } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
-import { deadlineQueue, TIMED_OUT } from './deadline-queue';
+import { deadlineQueue } from './deadline-queue';
+import { runAnswer } from './run-answer';
 
 export type { DispatchResult };
 
@@ -48,6 +49,7 @@ export function createDispatcher(
   const guard = orderingGuard(options, log, warn, onBookkeeping);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
   const deadlines = deadlineQueue(timeoutMs);
+  const answer = runAnswer(results, log, timeoutMs);
 
   /** What a claim that was not granted answers, without running handlers. */
   function refusal(claimed: Exclude<ClaimResult, 'claimed'> | 'unavailable', event: AnyWebhookEvent) {
@@ -92,6 +94,32 @@ export function createDispatcher(
     return guarded;
   }
 
+  /** With an inbox, the event is queued (its claim settled by that) instead of handled here. */
+  async function enqueue(
+    key: string,
+    token: string,
+    event: AnyWebhookEvent,
+    header: (name: string) => string | undefined,
+    inbox: NonNullable<ResolvedDispatchOptions['inbox']>,
+  ): Promise<DispatchResult> {
+    const queued = enqueueDelivery(
+      inbox,
+      key,
+      event,
+      header,
+      options.storeTimeoutMs,
+      log,
+      tracing.traceparent(),
+    );
+    const settled = queued.then((outcome) =>
+      store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
+    );
+    running.set(key, { eventId: event.id, done: settled });
+    const outcome = await settled.finally(() => running.delete(key));
+    return outcome.ok ? results.acknowledged(event, 'queued', null) : results.inboxUnavailable();
+  }
+
+  // Kept small: an async function's frame is saved at every await, so the cold paths live apart.
   async function dispatch(
     event: AnyWebhookEvent,
     header: (name: string) => string | undefined,
@@ -110,63 +138,14 @@ export function createDispatcher(
         return refusal(claimed, event);
       }
     }
-
-    if (options.inbox !== undefined) {
-      const queued = enqueueDelivery(
-        options.inbox,
-        key,
-        event,
-        header,
-        options.storeTimeoutMs,
-        log,
-        tracing.traceparent(),
-      );
-      const settled = queued.then((outcome) =>
-        store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
-      );
-      running.set(key, { eventId: event.id, done: settled });
-      const outcome = await settled.finally(() => running.delete(key));
-      return outcome.ok ? results.acknowledged(event, 'queued', null) : results.inboxUnavailable();
-    }
+    if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox);
     const matched = router.match(event.type);
-    const { handlers, handled } = matched;
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, matched, ctx);
     running.set(key, { eventId: event.id, done: work });
     const first = await deadlines.wait(work, started);
-    const handlerMs = performance.now() - started;
-    if (first === TIMED_OUT) {
-      ctx.abort(new Error('delivery timed out'));
-      log.warn(
-        { eventId: event.id, type: event.type, timeoutMs },
-        'handlers are still running past timeoutMs; answering 503, they go on and decide the outcome',
-      );
-      return results.timeout(timeoutMs, handlerMs);
-    }
-    if (first.kind === 'busy') return results.entityBusy();
-    if (first.kind === 'unavailable') return results.storeUnavailable();
-    if (first.kind === 'stale') return results.acknowledged(event, 'stale', null, 'stale');
-    const { outcome, ordering } = first;
-    if (!outcome.ok) {
-      const failed =
-        outcome.retryLater === undefined
-          ? results.failed(handlerMs)
-          : results.retryLater(outcome.retryLater.retryAfterSeconds, handlerMs);
-      return ordering === undefined ? failed : { ...failed, ordering };
-    }
-    if (!handled)
-      log.info(
-        { eventId: event.id, type: event.type },
-        'no handler for this event type; acknowledged as unhandled',
-      );
-    // An unhandled type with no onUnhandled or onAny ran nothing: no handler time to report.
-    return results.acknowledged(
-      event,
-      handled ? 'processed' : 'unhandled',
-      handlers.length === 0 ? null : handlerMs,
-      ordering,
-    );
+    return answer(first, event, matched, ctx, performance.now() - started);
   }
 
   return {
