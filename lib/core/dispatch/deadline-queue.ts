@@ -23,6 +23,8 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
   let head = 0;
   let live = 0;
   let timer: NodeJS.Timeout | undefined;
+  /** The deadline the timer was armed for: when it fires, that one is due whatever performance.now() says. */
+  let armedFor = 0;
 
   /** Drops settled slots from the head; the array is rebuilt once they are half of it. */
   function advance(): void {
@@ -38,14 +40,16 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
   }
 
   function arm(deadline: number): void {
-    // performance.now() and the timers' clock can disagree by a fraction of a millisecond: a timer
-    // that fires a little early re-arms for the rest, so no delivery times out before its deadline.
+    // Rounded up, as a delivery's own setTimeout(timeoutMs) would fire: not before its deadline's millisecond.
+    armedFor = deadline;
     timer = setTimeout(fire, Math.max(1, Math.ceil(deadline - performance.now())));
   }
 
   function fire(): void {
     timer = undefined;
-    const now = performance.now();
+    // The timer's word counts: under a test's fake timers (which often leave performance.now() real) a
+    // delivery must time out when the clock the user advances says so, as a timer of its own would.
+    const now = Math.max(performance.now(), armedFor);
     for (let i = head; i < slots.length; i++) {
       const watch = slots[i];
       if (watch?.resolve === undefined) continue;
