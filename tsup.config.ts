@@ -19,7 +19,11 @@ export default defineConfig({
     'pg-boss/index': 'lib/pg-boss/index.ts',
     'cli/index': 'lib/cli/index.ts',
     'cli/bin': 'lib/cli/bin.ts',
+    // Not a public subpath: lib/lazy-mtls.ts requires it the first time mTLS is configured.
+    'mtls/index': 'lib/mtls/index.ts',
   },
+  // Left a require of its own file, not bundled into the main entry (lib/lazy-mtls.ts).
+  external: ['./mtls/index'],
   format: ['cjs'],
   splitting: true,
   sourcemap: true,

@@ -110,6 +110,15 @@ describe('the fast paths agree with the zod schemas', () => {
     );
   });
 
+  it.each([
+    ['a plain schema URL', 'https://service.example/schemas/access_pass/v1.4.0.json'],
+    ['one with spaces around it', ' https://service.example/schemas/access_pass/v1.4.0.json '],
+    ['one with a tab and a newline', '\thttps://service.example/schemas/access_pass/v1.4.0.json\n'],
+  ])('agrees on %s as a dataschema, the first time and once it is remembered', (_, dataschema) => {
+    const envelope = { specversion: '1.0', id: 'e', source: 's', type: 't', dataschema };
+    for (let seen = 0; seen < 2; seen++) agrees(fastEnvelope(envelope), cloudEventEnvelopeSchema(), envelope);
+  });
+
   it(`reads the same event.entity from the fast path's data as from the schema's (seed ${SEED})`, () => {
     const field = fc.constantFrom(
       'id',

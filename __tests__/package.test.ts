@@ -356,6 +356,16 @@ export = app;
     const { modules, ms, names } = JSON.parse(probe) as { modules: number; ms: number; names: string[] };
     // Bundled, the classes and factories still say what they are (in stack traces and errors).
     expect(names).toEqual(['OptionsError', 'HttpProblem', 'MemoryStore', 'webhookReceiver']);
+    // The mTLS code loads only for a receiver given `mtls`: a bearer-token one never parses it.
+    const mtls = run(
+      'node',
+      [
+        '-e',
+        "const m = require('service-webhooks'); const loaded = () => Object.keys(require.cache).some((f) => f.includes('/dist/mtls/')); m.createNodeHandler({ bearerTokens: ['t'], router: m.createEventRouter() }); const bearer = loaded(); let error; try { m.createNodeHandler({ mtls: { from: 'bogus' }, router: m.createEventRouter() }) } catch (e) { error = e instanceof m.OptionsError } console.log(JSON.stringify({ bearer, mtls: loaded(), error }))",
+      ],
+      dir,
+    );
+    expect(JSON.parse(mtls)).toEqual({ bearer: false, mtls: true, error: true });
     console.log(
       `install budget: ${packages.length} packages, ${(bytes / 2 ** 20).toFixed(1)} MiB on disk (du); require('service-webhooks'): ${modules} modules, ${ms.toFixed(0)} ms`,
     );

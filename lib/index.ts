@@ -84,15 +84,10 @@ export {
   clientCertificateAuth,
   type ClientCertificateAuthOptions,
 } from './adapters/express/client-certificate-auth';
-export {
-  createClientCertificateVerifier,
-  CERTIFICATE_HEADERS,
-  type CertificateCheck,
-  type CertificateRequest,
-  type CertificateSource,
-  type ClientCertificateVerifier,
-  type MtlsOptions,
-} from './mtls';
+// The mTLS code itself loads on first use (lib/lazy-mtls.ts): a bearer-token receiver never parses it.
+export { createClientCertificateVerifier } from './lazy-mtls';
+export { CERTIFICATE_HEADERS } from './mtls/certificate-headers';
+export type * from './mtls/mtls-options';
 export type {
   DeadLetter,
   Inbox,

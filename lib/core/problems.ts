@@ -22,6 +22,9 @@ export function problemAnswer(problem: HttpProblem): Answer {
   return { status: problem.status, headers, body: JSON.stringify(problem.toJSON()) };
 }
 
+/** Shared by every acknowledgement: no door writes into an answer's headers (frozen, so none can). */
+const ACK_HEADERS: Record<string, string> = Object.freeze({ 'Content-Type': JSON_TYPE });
+
 /** The acknowledgement of an event: 200 with its id, type and what became of it. */
 export function eventAnswer(
   id: string,
@@ -30,7 +33,7 @@ export function eventAnswer(
 ): Answer {
   return {
     status: 200,
-    headers: { 'Content-Type': JSON_TYPE },
+    headers: ACK_HEADERS,
     body: `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"status":"${status}"}`,
   };
 }
@@ -242,12 +245,15 @@ export function dispatchResults(retryAfter: string) {
       status: 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'queued',
       handlerMs: number | null,
       ordering?: 'newest' | 'stale',
-    ): DispatchResult => ({
-      answer: eventAnswer(event.id, event.type, status),
-      outcome: status,
-      problem: null,
-      handlerMs,
-      ...(ordering === undefined ? {} : { ordering }),
-    }),
+    ): DispatchResult => {
+      const result: DispatchResult = {
+        answer: eventAnswer(event.id, event.type, status),
+        outcome: status,
+        problem: null,
+        handlerMs,
+      };
+      if (ordering !== undefined) result.ordering = ordering;
+      return result;
+    },
   };
 }

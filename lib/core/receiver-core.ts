@@ -103,11 +103,7 @@ export function createReceiverCore(
     }
     if (span !== undefined) span.authenticated = true;
     // Known as soon as the envelope is checked, so a 400 for the data still names its event.
-    const { envelope, event }: ReadEvent = await readEvent(request, (checked) => {
-      record.eventId = checked.id;
-      record.type = checked.type;
-      record.source = checked.source;
-    });
+    const { envelope, event }: ReadEvent = await readEvent(request, record);
     span?.begin(envelope, event);
     record.eventId = event.id;
     record.type = event.type;
@@ -150,11 +146,14 @@ export function createReceiverCore(
     const record = newDeliveryRecord(request.header('x-service-webhook-attempt'));
     // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
     const span = tracing.startDelivery(request, started, tracingFailed);
-    const work = pipeline(request, record, span).then(undefined, (error: unknown) => failure(error, record));
+    // Tracked as it is, rejections included: drain() only waits for it to settle.
+    const work = pipeline(request, record, span);
     requests.add(work);
     let answer: Answer;
     try {
       answer = await work;
+    } catch (error) {
+      answer = failure(error, record);
     } finally {
       requests.delete(work);
     }

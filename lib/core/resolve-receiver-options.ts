@@ -9,7 +9,7 @@ import { parseLimit } from './event/parse-limit';
 import type { ValidationMode } from './event/read-event';
 import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from './receiver-options';
 import { createTokenVerifier, type TokenVerifier } from './auth/token-verifier';
-import { createClientCertificateVerifier } from '../mtls/create-client-certificate-verifier';
+import { createClientCertificateVerifier } from '../lazy-mtls';
 import type { ClientCertificateVerifier } from '../mtls/mtls-options';
 
 export interface ResolvedReceiverOptions {

@@ -45,8 +45,9 @@ function credential(value: unknown, fields: readonly string[]): Record<string, u
 }
 
 const text = (v: unknown) => (v == null ? null : typeof v === 'string' ? v : UNSURE);
+// DATE matches only ten characters and DATETIME_LOCAL never does (it needs the `T`): one test, not two.
 const date = (v: unknown) =>
-  v == null ? null : typeof v === 'string' && (DATE.test(v) || DATETIME_LOCAL.test(v)) ? v : UNSURE;
+  v == null ? null : typeof v === 'string' && (v.length === 10 ? DATE : DATETIME_LOCAL).test(v) ? v : UNSURE;
 const dollars = (v: unknown) => (v == null ? null : typeof v === 'number' && Number.isFinite(v) ? v : UNSURE);
 const tag = (v: unknown) => (v == null ? null : typeof v === 'string' && TAG_ID.test(v) ? v : UNSURE);
 const metadata = (v: unknown) => (v == null ? null : isObject(v) ? { ...v } : UNSURE);

@@ -1,6 +1,6 @@
 import type { ExpressMiddleware } from './express-types';
 import { certificateProblem } from '../../core/auth/certificate-step';
-import { createClientCertificateVerifier } from '../../mtls/create-client-certificate-verifier';
+import { createClientCertificateVerifier } from '../../lazy-mtls';
 import type { MtlsOptions } from '../../mtls/mtls-options';
 
 /** Options of {@link clientCertificateAuth}: the receiver's `mtls` option, {@link MtlsOptions}. */

@@ -50,37 +50,57 @@ export function boundedStore(
       .catch(() => undefined);
   };
 
+  // Promise chains, not async functions: these run for every delivery, and an async frame costs more.
+  // A store method that throws instead of rejecting is caught all the same.
   return {
-    async claim(key, token, eventId) {
+    claim(key, token, eventId) {
+      const unavailable = (error: unknown) => storeUnavailable(warn, eventId, error);
       try {
         const pending = store.claim(key, token, leaseMs);
-        return await bounded('claim', pending, inMemory ? undefined : giveBack(key, token));
+        return bounded('claim', pending, inMemory ? undefined : giveBack(key, token)).then(
+          undefined,
+          unavailable,
+        );
       } catch (error) {
-        return storeUnavailable(warn, eventId, error);
+        return Promise.resolve(unavailable(error));
       }
     },
-    async settle(key, token, outcome, eventId, linger) {
+    settle(key, token, outcome, eventId, linger) {
       if (!outcome.ok) {
-        try {
-          await bounded('release', store.release(key, token));
-        } catch (error) {
+        const notReleased = (error: unknown) => {
           log.error(
             { eventId, err: error },
             'could not release the event; a redelivery waits for its lease to end',
           );
+          return outcome;
+        };
+        try {
+          return bounded('release', store.release(key, token)).then(() => outcome, notReleased);
+        } catch (error) {
+          return Promise.resolve(notReleased(error));
         }
-        return outcome;
       }
-      try {
-        noteMarkDone(await bounded('markDone', store.markDone(key, token, retentionMs)), eventId);
-      } catch (error) {
+      const notMarked = (error: unknown) => {
         log.warn(
           { eventId, err: error },
           `could not mark the event done; retrying in the background for up to ${Math.round(retryWindowMs / 1000)} s`,
         );
         linger(retryMarkDone(key, token, eventId));
+        return outcome;
+      };
+      try {
+        return bounded('markDone', store.markDone(key, token, retentionMs)).then((applied) => {
+          // As in one try block: a throw while noting the result counts as a failed markDone.
+          try {
+            noteMarkDone(applied, eventId);
+            return outcome;
+          } catch (error) {
+            return notMarked(error);
+          }
+        }, notMarked);
+      } catch (error) {
+        return Promise.resolve(notMarked(error));
       }
-      return outcome;
     },
   };
 

@@ -11,10 +11,12 @@ import { DeliveryContext } from './handler-context';
 import { claimToken } from '../../idempotency/claim-token';
 import { idempotencyKey } from '../../idempotency/store-keys';
 import type { RateLimitedLog } from '../rate-limited-log';
-import { claimOutcome, orderingGuard, type GuardedRun } from './ordering-guard';
+import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ordering-guard';
 import type { TracingHooks } from '../tracing';
 import { runHandlers } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
+import { deadlineQueue } from './deadline-queue';
+import { runAnswer } from './run-answer';
 
 export type { DispatchResult };
 
@@ -26,8 +28,6 @@ export interface Dispatcher {
   /** Resolves when nothing is running. */
   idle(): Promise<void>;
 }
-
-const TIMED_OUT = Symbol('timed out');
 
 /**
  * Step 4 as a plain function. The answer is 200 only once every handler has succeeded (or the event
@@ -49,6 +49,8 @@ export function createDispatcher(
   const results = dispatchResults(options.retryAfter);
   const guard = orderingGuard(options, log, warn, onBookkeeping);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
+  const deadlines = deadlineQueue(timeoutMs);
+  const answer = runAnswer(results, log, timeoutMs);
 
   /** What a claim that was not granted answers, without running handlers. */
   function refusal(claimed: Exclude<ClaimResult, 'claimed'> | 'unavailable', event: AnyWebhookEvent) {
@@ -57,7 +59,7 @@ export function createDispatcher(
   }
 
   /** Runs the handlers, settles the claim, and frees the event locally once all of that is over. */
-  function run(
+  async function run(
     key: string,
     token: string,
     event: AnyWebhookEvent,
@@ -65,28 +67,60 @@ export function createDispatcher(
     ctx: DeliveryContext,
   ): Promise<GuardedRun> {
     // Bookkeeping retried in the background keeps the event held here until it settles.
-    let lingering: Promise<void> | undefined;
+    const held: { lingering?: Promise<void> } = {};
     const linger = (background: Promise<void>) =>
-      void (lingering = lingering === undefined ? background : Promise.all([lingering, background]).then());
-    const guarded = guard.run(
-      event,
-      matched,
-      (handlers) => runHandlers(router, handlers, event, ctx, tracing),
-      linger,
-    );
-    const work =
-      store === undefined
-        ? guarded
-        : guarded.then((g) => store.settle(key, token, claimOutcome(g), event.id, linger).then(() => g));
-    running.set(key, { eventId: event.id, done: work });
-    void work.then(() => {
-      if (lingering === undefined) return void running.delete(key);
-      const held = lingering.then(() => void running.delete(key));
-      running.set(key, { eventId: event.id, done: held });
-    });
-    return work;
+      void (held.lingering =
+        held.lingering === undefined ? background : Promise.all([held.lingering, background]).then());
+    let guarded: GuardedRun;
+    if (matched.ordered.length === 0) {
+      // Nothing ordered (every delivery, commonly): the guard has nothing to decide, so it is not
+      // asked, and no closure is built for it.
+      try {
+        guarded = ran(await runHandlers(router, matched.handlers, event, ctx, tracing));
+      } catch (error) {
+        guarded = thrown(error);
+      }
+    } else {
+      guarded = await guard.run(
+        event,
+        matched,
+        (handlers) => runHandlers(router, handlers, event, ctx, tracing),
+        linger,
+      );
+    }
+    if (store !== undefined) await store.settle(key, token, claimOutcome(guarded), event.id, linger);
+    const { lingering } = held;
+    if (lingering === undefined) running.delete(key);
+    else running.set(key, { eventId: event.id, done: lingering.then(() => void running.delete(key)) });
+    return guarded;
   }
 
+  /** With an inbox, the event is queued (its claim settled by that) instead of handled here. */
+  async function enqueue(
+    key: string,
+    token: string,
+    event: AnyWebhookEvent,
+    header: (name: string) => string | undefined,
+    inbox: NonNullable<ResolvedDispatchOptions['inbox']>,
+  ): Promise<DispatchResult> {
+    const queued = enqueueDelivery(
+      inbox,
+      key,
+      event,
+      header,
+      options.storeTimeoutMs,
+      log,
+      tracing.traceparent(),
+    );
+    const settled = queued.then((outcome) =>
+      store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
+    );
+    running.set(key, { eventId: event.id, done: settled });
+    const outcome = await settled.finally(() => running.delete(key));
+    return outcome.ok ? results.acknowledged(event, 'queued', null) : results.inboxUnavailable();
+  }
+
+  // Kept small: an async function's frame is saved at every await, so the cold paths live apart.
   async function dispatch(
     event: AnyWebhookEvent,
     header: (name: string) => string | undefined,
@@ -105,69 +139,14 @@ export function createDispatcher(
         return refusal(claimed, event);
       }
     }
-
-    if (options.inbox !== undefined) {
-      const queued = enqueueDelivery(
-        options.inbox,
-        key,
-        event,
-        header,
-        options.storeTimeoutMs,
-        log,
-        tracing.traceparent(),
-      );
-      const settled = queued.then((outcome) =>
-        store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
-      );
-      running.set(key, { eventId: event.id, done: settled });
-      const outcome = await settled.finally(() => running.delete(key));
-      return outcome.ok ? results.acknowledged(event, 'queued', null) : results.inboxUnavailable();
-    }
+    if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox);
     const matched = router.match(event.type);
-    const { handlers, handled } = matched;
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, matched, ctx);
-    // One promise and one timer, not a race of two promises: this runs for every delivery.
-    const first = await new Promise<GuardedRun | typeof TIMED_OUT>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
-      void work.then((outcome) => {
-        clearTimeout(timer);
-        resolve(outcome);
-      });
-    });
-    const handlerMs = performance.now() - started;
-    if (first === TIMED_OUT) {
-      ctx.abort(new Error('delivery timed out'));
-      log.warn(
-        { eventId: event.id, type: event.type, timeoutMs },
-        'handlers are still running past timeoutMs; answering 503, they go on and decide the outcome',
-      );
-      return results.timeout(timeoutMs, handlerMs);
-    }
-    if (first.kind === 'busy') return results.entityBusy();
-    if (first.kind === 'unavailable') return results.storeUnavailable();
-    if (first.kind === 'stale') return results.acknowledged(event, 'stale', null, 'stale');
-    const { outcome, ordering } = first;
-    if (!outcome.ok) {
-      const failed =
-        outcome.retryLater === undefined
-          ? results.failed(handlerMs)
-          : results.retryLater(outcome.retryLater.retryAfterSeconds, handlerMs);
-      return ordering === undefined ? failed : { ...failed, ordering };
-    }
-    if (!handled)
-      log.info(
-        { eventId: event.id, type: event.type },
-        'no handler for this event type; acknowledged as unhandled',
-      );
-    // An unhandled type with no onUnhandled or onAny ran nothing: no handler time to report.
-    return results.acknowledged(
-      event,
-      handled ? 'processed' : 'unhandled',
-      handlers.length === 0 ? null : handlerMs,
-      ordering,
-    );
+    running.set(key, { eventId: event.id, done: work });
+    const first = await deadlines.wait(work, started);
+    return answer(first, event, matched, ctx, performance.now() - started);
   }
 
   return {

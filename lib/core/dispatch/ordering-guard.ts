@@ -29,8 +29,9 @@ export type GuardedRun =
 const OK: Outcome = { ok: true };
 /** Nothing ran: the event's claim is given back so a redelivery runs the handlers. */
 const NOTHING_RAN: Outcome = { ok: false, errors: [], retryLater: undefined };
-const ran = (outcome: Outcome): GuardedRun => ({ kind: 'ran', outcome });
-const thrown = (error: unknown): GuardedRun => ran({ ok: false, errors: [error], retryLater: undefined });
+export const ran = (outcome: Outcome): GuardedRun => ({ kind: 'ran', outcome });
+export const thrown = (error: unknown): GuardedRun =>
+  ran({ ok: false, errors: [error], retryLater: undefined });
 
 /** The outcome the event's own idempotency claim is settled with: a stale event is done, as handled. */
 export function claimOutcome(guarded: GuardedRun): Outcome {

@@ -73,10 +73,12 @@ const knownSchemas = new Map<string, boolean>();
 const MAX_KNOWN_SCHEMAS = 256;
 
 function schemaUrlOk(value: unknown): boolean {
-  // Whitespace would be trimmed by the schema, changing the value: leave those to it.
-  if (typeof value !== 'string' || /\s/.test(value)) return false;
+  if (typeof value !== 'string') return false;
   let ok = knownSchemas.get(value);
   if (ok === undefined) {
+    // Whitespace would be trimmed by the schema, changing the value: leave those to it (and a URL
+    // remembered here has none, so the check is made once per URL, not per event).
+    if (/\s/.test(value)) return false;
     ok = schemas().dataschema.safeParse(value).success;
     if (knownSchemas.size < MAX_KNOWN_SCHEMAS) knownSchemas.set(value, ok);
   }

@@ -57,9 +57,19 @@ export function decodeBase64Data(base64: string): unknown {
  * Step 3 as a plain function: content checks, the bounded body read, the CloudEvents envelope (in
  * structured or binary mode), layout detection, normalization and the per-type rules of spec 6.
  */
+/**
+ * Where the reader writes the event's id, type and source as soon as the envelope is checked, so a
+ * 400 for its data still names the event: the delivery record itself, not a closure per request.
+ */
+export interface EnvelopeSeen {
+  eventId: string | null;
+  type: string | null;
+  source: string | null;
+}
+
 export function createEventReader(
   options: EventReaderOptions,
-): (request: WebhookRequest, seen?: (envelope: CloudEventEnvelope) => void) => Promise<ReadEvent> {
+): (request: WebhookRequest, seen?: EnvelopeSeen) => Promise<ReadEvent> {
   const { limit, bodyTimeoutMs, validation, log } = options;
   let warnedParsed = false;
 
@@ -91,7 +101,11 @@ export function createEventReader(
           : fromOtherParser(parsed);
       const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
       const envelope = parseCloudEventEnvelope(raw);
-      seen?.(envelope);
+      if (seen !== undefined) {
+        seen.eventId = envelope.id;
+        seen.type = envelope.type;
+        seen.source = envelope.source;
+      }
       const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
       const event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
       if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {

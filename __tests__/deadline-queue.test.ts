@@ -1,0 +1,94 @@
+import { deadlineQueue, TIMED_OUT } from '../lib/core/dispatch/deadline-queue';
+
+/**
+ * A promise the test settles when it chooses. Not support/gate.ts: that one arms a timer of its own,
+ * and these tests count the timers that hold the process open.
+ */
+function gate<T>(): { promise: Promise<T>; open: (value: T) => void } {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('deadlineQueue', () => {
+  it('resolves with the outcome when the work settles first', async () => {
+    const queue = deadlineQueue(1_000);
+    await expect(queue.wait(Promise.resolve('done'), performance.now())).resolves.toBe('done');
+  });
+
+  it('resolves TIMED_OUT no sooner than timeoutMs after the start, while the work hangs', async () => {
+    const queue = deadlineQueue(40);
+    const started = performance.now();
+    const hanging = gate<string>();
+    await expect(queue.wait(hanging.promise, started)).resolves.toBe(TIMED_OUT);
+    // Within the timers' millisecond, as a delivery's own setTimeout(40) would be (libuv's clock is in ms).
+    expect(performance.now() - started).toBeGreaterThanOrEqual(39);
+    hanging.open('late'); // a late outcome changes nothing
+  });
+
+  it('times out each hanging wait at its own deadline, and lets the settled ones through', async () => {
+    const queue = deadlineQueue(60);
+    const first = gate<string>();
+    const second = gate<string>();
+    const third = gate<string>();
+    const t0 = performance.now();
+    const a = queue.wait(first.promise, t0);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const t1 = performance.now();
+    const b = queue.wait(second.promise, t1);
+    const c = queue.wait(third.promise, t1);
+    third.open('third');
+    await expect(c).resolves.toBe('third');
+    await expect(a).resolves.toBe(TIMED_OUT);
+    // The first deadline passed, the second not yet: the second is still waiting.
+    expect(performance.now() - t1).toBeLessThan(60);
+    second.open('second');
+    await expect(b).resolves.toBe('second');
+  });
+
+  it('times out when fake timers say so, though performance.now() stays real (vitest and legacy jest fake timers)', async () => {
+    jest.useFakeTimers({ doNotFake: ['performance'] });
+    try {
+      const queue = deadlineQueue(30_000);
+      const hanging = gate<string>();
+      let outcome: unknown = 'pending';
+      void queue.wait(hanging.promise, performance.now()).then((value) => (outcome = value));
+      await jest.advanceTimersByTimeAsync(29_000);
+      expect(outcome).toBe('pending');
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(outcome).toBe(TIMED_OUT);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('holds the process open only while a wait is pending', async () => {
+    const before = refTimers();
+    const queue = deadlineQueue(10_000);
+    const hanging = gate<string>();
+    const waiting = queue.wait(hanging.promise, performance.now());
+    expect(refTimers()).toBe(before + 1);
+    hanging.open('done');
+    await expect(waiting).resolves.toBe('done');
+    expect(refTimers()).toBe(before);
+    // A later wait holds it again, on the timer left armed.
+    const again = gate<string>();
+    const next = queue.wait(again.promise, performance.now());
+    expect(refTimers()).toBe(before + 1);
+    again.open('again');
+    await next;
+    expect(refTimers()).toBe(before);
+  });
+
+  it('keeps up with many waits, settled in and out of order', async () => {
+    const queue = deadlineQueue(10_000);
+    const gates = Array.from({ length: 5_000 }, () => gate<number>());
+    const waits = gates.map((g) => queue.wait(g.promise, performance.now()));
+    for (let i = gates.length - 1; i >= 0; i -= 2) gates[i]?.open(i);
+    for (let i = 0; i < gates.length; i += 2) gates[i]?.open(i);
+    const outcomes = await Promise.all(waits);
+    expect(outcomes).toEqual(gates.map((_, i) => i));
+  });
+});
