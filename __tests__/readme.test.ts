@@ -91,6 +91,19 @@ describe('the README runs', () => {
     expect(firstScreen).toContain('npm test');
   });
 
+  it('names the runtime bootstrap CI runs, before the quick start, as one command to paste', () => {
+    const command = 'eval "$(bash scripts/bootstrap-runtimes.sh --env)"';
+    const at = README.indexOf(`\n${command}\n`);
+    expect(at).toBeGreaterThan(-1);
+    expect(at).toBeLessThan(README.indexOf('\n## Quick start\n'));
+    expect(readFileSync(path.join(ROOT, '.ci', 'run'), 'utf8')).toContain(
+      'bash scripts/bootstrap-runtimes.sh --env',
+    );
+    expect(readFileSync(path.join(ROOT, 'scripts', 'bootstrap-runtimes.sh'), 'utf8')).toContain(
+      '"${1:-}" = "--env"',
+    );
+  });
+
   it('is what a newcomer reads first, at most 400 lines; the guides are in docs/', () => {
     expect(README.split('\n').length).toBeLessThanOrEqual(400);
   });
