@@ -43,8 +43,9 @@ export type DeliveryCallback = (error: Error | null, response: DeliveryResponse)
  * uses of it. Chain `.expect()` as with supertest and `await` it for the {@link DeliveryResponse}.
  */
 export interface DeliveryTest extends Promise<DeliveryResponse> {
-  /** Expects this status, and if given this body (deep-equal object, exact text or a RegExp). */
+  /** Expects this status. */
   expect(status: number, callback?: DeliveryCallback): this;
+  /** Expects this status and this body (deep-equal object, exact text or a RegExp). */
   expect(status: number, body: unknown, callback?: DeliveryCallback): this;
   /** Runs `checker` on the response; a throw fails the test. */
   expect(checker: (response: DeliveryResponse) => unknown, callback?: DeliveryCallback): this;
@@ -52,8 +53,9 @@ export interface DeliveryTest extends Promise<DeliveryResponse> {
   expect(body: string | RegExp | object, callback?: DeliveryCallback): this;
   /** Expects this header value (exact or a RegExp). */
   expect(field: string, value: string | RegExp, callback?: DeliveryCallback): this;
-  /** Sets request headers (before the request is sent, i.e. before `.expect`/`await`). */
+  /** Sets a request header; call it before `await` or `.end()`, which send the request. */
   set(field: string, value: string): this;
+  /** Sets several request headers at once. */
   set(fields: Record<string, string>): this;
   /** Sends the request and calls `callback` with the outcome of every `.expect`. */
   end(callback?: DeliveryCallback): this;
