@@ -349,7 +349,8 @@ export = app;
       listed: 0,
       handshake: [200, { challenge: 'chl_esm' }],
       delivery: 200,
-      handled: ['100234'],
+      sent: [200, 'processed'],
+      handled: ['100234', '100234'],
     });
   }, 180_000);
 
