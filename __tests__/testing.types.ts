@@ -5,11 +5,16 @@ import {
   buildEvent,
   buildUnknownEvent,
   deliverEvent,
+  sendEvent,
+  sendHandshake,
   type DeliveryEnvelope,
+  type DeliveryResponse,
+  type DeliveryTest,
   type LayoutAOverrides,
   type LayoutBOverrides,
 } from 'service-webhooks/testing';
 import express from 'express';
+import type { Response as SupertestResponse, Test as SupertestTest } from 'supertest';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const expectType = <T extends true>(_proof: T): void => undefined;
@@ -111,3 +116,22 @@ const _layoutB: LayoutBOverrides<'ag.access_pass.devices.added'> = { device: { i
 const _future = buildUnknownEvent('ag.access_pass.transferred', { region: 'eu-1', current_balance: '1' });
 expectType<Equal<typeof _future.type, string>>(true);
 buildUnknownEvent('ag.hid_org.created', { unknown_field: true }, { layout: 'B' });
+
+// The test kit types supertest structurally (its .d.ts needs no supertest types, issue 19 item 3), yet
+// what it returns is supertest's: supertest's Test and Response fit the shapes, so the cast inside is honest.
+declare const _supertestTest: SupertestTest;
+const _fits: DeliveryTest = _supertestTest;
+declare const _supertestResponse: SupertestResponse;
+const _responseFits: DeliveryResponse = _supertestResponse;
+// A checker a supertest suite already has, typed for supertest's Response, can be passed to .expect().
+const _checkStatus = (res: SupertestResponse): void => void res.status;
+void sendHandshake(app).expect(_checkStatus).expect(200, { challenge: 'c' }).expect('content-type', /json/);
+// Awaited: the response, its body as supertest types it (any), its headers.
+void (async () => {
+  const res = await sendEvent(app, buildEvent('ag.hid_org.created')).set('X-Extra', '1').expect(200);
+  expectType<Equal<typeof res, DeliveryResponse>>(true);
+  const _status: string = res.body.status;
+  const _type: string | undefined = res.headers['content-type'];
+})();
+// @ts-expect-error a status is a number
+void sendEvent(app, buildEvent('ag.hid_org.created')).expect(true);

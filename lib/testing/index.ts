@@ -11,8 +11,8 @@ export {
   sendHandshake,
   type HandshakeOptions,
   type SendOptions,
-  type Target,
 } from './send-delivery';
+export type { DeliveryCallback, DeliveryResponse, DeliveryTest, Target } from './delivery-test';
 export { DELIVERY_HEADERS } from '../events/delivery-headers';
 export { runStoreContract, type MakeStore, type StoreContractOptions } from './store-contract';
 export {

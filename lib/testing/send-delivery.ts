@@ -1,5 +1,3 @@
-import type { Test } from 'supertest';
-import type { App } from 'supertest/types';
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventType } from '../events/catalogue';
 import type { Layout } from '../events/webhook-event';
@@ -12,8 +10,12 @@ import {
 } from '../events/build-event';
 import type { DataOverrides } from '../events/event-overrides';
 import { DELIVERY_HEADERS } from '../events/delivery-headers';
+import type { DeliveryTest, Target } from './delivery-test';
 
-type Supertest = typeof import('supertest');
+/** What the test kit calls of supertest, so no supertest type reaches the published .d.ts. */
+type Supertest = (target: Target) => {
+  post(path: string): DeliveryTest & { send(body: string): DeliveryTest };
+};
 let supertest: Supertest | undefined;
 
 /** Loaded on first use: supertest is an optional peer, and `buildEvent` must work without it. */
@@ -42,15 +44,12 @@ export interface SendOptions {
 const SEND_OPTION_KEYS: readonly string[] = ['token', 'path'];
 const HANDSHAKE_OPTION_KEYS: readonly string[] = [...SEND_OPTION_KEYS, 'challenge'];
 
-/** Anything supertest accepts: an Express app, an `http.Server` or a base URL. */
-export type Target = App | string;
-
-/** POSTs a delivery to `target` as the Service would; returns supertest's `Test` to chain `.expect()`. */
+/** POSTs a delivery to `target` as the Service would; returns supertest's `Test` ({@link DeliveryTest}) to chain `.expect()`. */
 export function sendEvent(
   target: Target,
   event: DeliveryEnvelope | Record<string, unknown>,
   options: SendOptions = {},
-): Test {
+): DeliveryTest {
   checkOptionKeys(options, SEND_OPTION_KEYS, 'sendEvent');
   const test = request(target)
     .post(options.path ?? '/')
@@ -65,7 +64,7 @@ export function deliverEvent<T extends EventType, L extends Layout = 'A'>(
   type: T,
   data?: DataOverrides<L, NoInfer<T>>,
   options: SendOptions & BuildEventOptions<L> = {},
-): Test {
+): DeliveryTest {
   // Checked as one set, so a key either function knows is not refused by the other.
   checkBuildOptions(options, [...BUILD_OPTION_KEYS, ...SEND_OPTION_KEYS], 'deliverEvent');
   const { token, path, ...build } = options;
@@ -83,7 +82,7 @@ export interface HandshakeOptions extends SendOptions {
 }
 
 /** Sends the verification handshake of spec 5.3; a passing receiver echoes `challenge`. */
-export function sendHandshake(target: Target, options: HandshakeOptions = {}): Test {
+export function sendHandshake(target: Target, options: HandshakeOptions = {}): DeliveryTest {
   checkOptionKeys(options, HANDSHAKE_OPTION_KEYS, 'sendHandshake');
   const challenge =
     options.challenge ?? `chl_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
