@@ -149,6 +149,14 @@ describe('service-webhooks inbox, called wrong', () => {
       ['inbox', 'replay', '--since', 'yesterday', '--url', 'redis://127.0.0.1:1'],
       /--since must be a duration/,
     ],
+    [
+      ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', 'soon'],
+      /--timeout must be a duration/,
+    ],
+    [
+      ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', '0'],
+      /--timeout must be longer than 0/,
+    ],
   ])('%j exits 2, saying what to type', async (args, message) => {
     const result = await run(...args);
     expect(result.code).toBe(2);
