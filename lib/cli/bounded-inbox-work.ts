@@ -58,11 +58,11 @@ export async function boundedInboxWork<T>(
       throw new CliFailure(`could not reach the ${inbox.engine} queue at ${where} (${code}); ${check}`);
     throw error;
   } finally {
-    // Closing waits on the server too: bounded by what is left of the same timer's wait, at most 1 s.
+    clearTimeout(timer);
+    // Closing can wait on a silent server too: given 1 s, then the command ends regardless.
     await Promise.race([
       inbox.close().catch(() => undefined),
       new Promise((r) => setTimeout(r, 1000).unref()),
     ]);
-    clearTimeout(timer);
   }
 }
