@@ -149,9 +149,55 @@ describe('service-webhooks inbox, called wrong', () => {
       ['inbox', 'replay', '--since', 'yesterday', '--url', 'redis://127.0.0.1:1'],
       /--since must be a duration/,
     ],
+    [
+      ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', 'soon'],
+      /--timeout must be a duration/,
+    ],
+    [
+      ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', '0'],
+      /--timeout must be longer than 0/,
+    ],
   ])('%j exits 2, saying what to type', async (args, message) => {
     const result = await run(...args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
+});
+
+describe('service-webhooks inbox, the queue unreachable', () => {
+  // Nothing listens on port 1: BullMQ's connection would queue commands forever without the bound;
+  // pg-boss is refused at once. The password must not reach the terminal.
+  it.each([
+    [
+      ['status'],
+      'redis://:s3cret@127.0.0.1:1',
+      /^error: no answer from the bullmq queue at redis:\/\/:\*\*\*@127\.0\.0\.1:1 within 10 s; check --url and that the server runs/,
+    ],
+    [['dead-letters', '--timeout', '1s'], 'redis://127.0.0.1:1', /within 1 s; check --url/],
+    [['replay', '--all', '--timeout', '1s'], 'redis://127.0.0.1:1', /within 1 s; check --url/],
+    [
+      ['status'],
+      'postgres://sw:s3cret@127.0.0.1:1/db',
+      /^error: could not reach the pg-boss queue at postgres:\/\/sw:\*\*\*@127\.0\.0\.1:1\/db \(ECONNREFUSED\); check --url and that the server runs/,
+    ],
+    [['dead-letters'], 'postgres://127.0.0.1:1/db', /could not reach the pg-boss queue/],
+    [['replay', '--all'], 'postgres://127.0.0.1:1/db', /could not reach the pg-boss queue/],
+  ])(
+    'inbox %j --url %s exits 1 within its bound, saying what to check',
+    async (sub, url, message) => {
+      const cli = runCli(built.bin, ['inbox', ...sub, '--url', url], built.env);
+      let timer: NodeJS.Timeout | undefined;
+      const code = await Promise.race([
+        cli.exited,
+        new Promise((resolve) => (timer = setTimeout(resolve, 20_000, 'still running after 20 s'))),
+      ]);
+      clearTimeout(timer);
+      if (code === 'still running after 20 s') cli.child.kill('SIGKILL');
+      expect(code).toBe(1);
+      expect(cli.stderr).toHaveLength(1);
+      expect(cli.stderr[0]).toMatch(message);
+      expect(cli.stderr[0]).not.toMatch(/s3cret/);
+    },
+    30_000,
+  );
 });

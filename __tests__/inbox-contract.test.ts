@@ -129,7 +129,7 @@ describeEachEngine('the inbox contract on $name', (engine, server) => {
       expect((await inbox.status()).waiting).toBe(1);
     });
 
-    it('keeps an event whose tries ran out in the dead letters, and replays it once', async () => {
+    it('keeps an event whose tries ran out in the dead letters, refuses its redelivery, and replays it once', async () => {
       const { d, inbox } = await open();
       let broken = true;
       const seen = await worker(
@@ -151,6 +151,11 @@ describeEachEngine('the inbox contract on $name', (engine, server) => {
       expect(dead?.receivedAt).toBeInstanceOf(Date);
       expect(dead?.failedAt?.getTime()).toBeGreaterThanOrEqual(dead?.receivedAt.getTime() ?? Infinity);
       expect((await inbox.deadLetters({ type: 'ag.account_balance.low' })).length).toBe(0);
+      // The Service sends it again, to a receiver whose ledger does not know it: the dead letter's id
+      // holds, as a queued job's does (enqueue is idempotent by the key), so nothing runs it again.
+      expect((await d.send(delivery(event))).status).toBe(200);
+      await inbox.enqueue(queuedAgain(delivery(event)));
+      expect(await inbox.status()).toMatchObject({ waiting: 0, active: 0, dead: 1 });
       expect(seen).toHaveLength(2);
       broken = false;
       expect(await inbox.replay('evt_dead')).toBe(1);

@@ -6,7 +6,12 @@ import { buildEvent } from '../lib/testing';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { queuedDelivery } from '../lib/inbox/queued-delivery';
 import { describeWithRedis, startRedisServer } from './support/redis-server';
-import { eventually } from './support/inbox-engines';
+import { bullmqEngine, eventually } from './support/inbox-engines';
+import { describeEachEngine } from './support/describe-each-engine';
+import { idempotencyKey } from '../lib/idempotency/store-keys';
+import { redisConnection } from '../lib/bullmq/redis-connection';
+import { Queue } from 'bullmq';
+import { Cluster, Redis } from 'ioredis';
 
 describe('bullmqInbox refuses what it cannot use, at construction', () => {
   it.each<[string, unknown, RegExp]>([
@@ -29,10 +34,98 @@ describe('bullmqInbox refuses what it cannot use, at construction', () => {
       { connection: 'redis://x', lockDurationMs: 10 },
       /lockDurationMs must be a whole number/,
     ],
+    [
+      'a Redis Cluster client that gives up on commands',
+      {
+        connection: new Cluster([{ host: '127.0.0.1', port: 1 }], {
+          lazyConnect: true,
+          redisOptions: { maxRetriesPerRequest: 3 },
+        }),
+      },
+      /\[service-webhooks\] bullmqInbox: a Redis Cluster connection must be made with redisOptions: \{ maxRetriesPerRequest: null \}/,
+    ],
   ])('%s', (_name, options, message) => {
     expect(() => bullmqInbox(options as BullmqInboxOptions)).toThrow(message);
   });
+
+  it("refuses a name other than the given queue's", async () => {
+    const queue = new Queue('theirs', { connection: { lazyConnect: true } });
+    try {
+      expect(() => bullmqInbox({ queue, name: 'ours' })).toThrow(
+        /name "ours" differs from the queue's own \("theirs"\): leave name out with queue/,
+      );
+    } finally {
+      await queue.close();
+    }
+  });
 });
+
+function deliveryOf(id: string) {
+  const envelope = buildEvent('ag.access_pass.issued', {}, { id });
+  const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
+  return queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null);
+}
+
+describeEachEngine(
+  'bullmqInbox on a queue or a client of yours',
+  (_engine, server) => {
+    it('runs, counts, lists and replays the jobs of a Queue made with its own prefix', async () => {
+      const queue = new Queue(`prefixed-${process.pid}`, {
+        connection: redisConnection(server().url),
+        prefix: 'myapp',
+      });
+      const inbox = bullmqInbox({ queue, logger: false });
+      let broken = true;
+      const runs: string[] = [];
+      const router = createEventRouter().onAny((event) => {
+        runs.push(event.id);
+        if (broken) throw new Error('down');
+      });
+      const worker = await inbox.startWorker(router, { attempts: 1, logger: false });
+      try {
+        await inbox.enqueue(deliveryOf('evt_prefixed'));
+        await eventually('its dead letter', async () => (await inbox.status()).dead === 1, 5_000);
+        expect((await inbox.deadLetters()).map((d) => d.delivery.id)).toEqual(['evt_prefixed']);
+        broken = false;
+        expect(await inbox.replay('evt_prefixed')).toBe(1);
+        await eventually('the replay ran', () => runs.length === 2, 5_000);
+        await eventually('nothing left', async () => (await inbox.status()).dead === 0, 5_000);
+        // The keys are the queue's own: nothing was written under BullMQ's default prefix.
+        const redis = new Redis(server().url);
+        try {
+          expect(await redis.keys(`bull:prefixed-${process.pid}:*`)).toEqual([]);
+        } finally {
+          redis.disconnect();
+        }
+      } finally {
+        await worker.close();
+        await inbox.close();
+        await queue.close();
+      }
+    }, 30_000);
+
+    it('runs the jobs of an ioredis client made without maxRetriesPerRequest: null, leaving it as it was', async () => {
+      const client = new Redis(server().url); // ioredis's default: 20 retries per request
+      const inbox = bullmqInbox({ connection: client, name: `client-${process.pid}`, logger: false });
+      const runs: string[] = [];
+      const worker = await inbox.startWorker(
+        createEventRouter().onAny((event) => void runs.push(event.id)),
+        { logger: false },
+      );
+      try {
+        await inbox.enqueue(deliveryOf('evt_client'));
+        await eventually('the worker ran it', () => runs.length === 1, 5_000);
+      } finally {
+        await worker.close();
+        await inbox.close();
+      }
+      expect(client.options.maxRetriesPerRequest).toBe(20);
+      expect(await client.ping()).toBe('PONG');
+      client.disconnect();
+    }, 30_000);
+  },
+  [bullmqEngine],
+);
 
 describe('pgBossInbox refuses what it cannot use, at construction', () => {
   it.each<[string, unknown, RegExp]>([

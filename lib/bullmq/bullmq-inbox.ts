@@ -12,14 +12,18 @@ import { checkRedisDurability } from './check-redis-durability';
 import { loadBullmq } from './load-bullmq';
 import { redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
+import { checkWorkerConnection } from './worker-connection';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
 export interface BullmqInboxOptions {
   /** Where the queue lives: ioredis options, an ioredis client, or a `redis://` URL. Give this or `queue`. */
   connection?: ConnectionOptions | string;
-  /** A BullMQ `Queue` you made (its name and connection are used). Give this or `connection`. */
+  /**
+   * A BullMQ `Queue` you made: its name, connection and key `prefix` are used, so the worker sees
+   * the jobs it adds. Give this or `connection`.
+   */
   queue?: Queue;
-  /** The queue's name (no `:`). Defaults to `'service-webhooks'`, or the given queue's name. */
+  /** The queue's name (no `:`). Defaults to `'service-webhooks'`; with `queue`, that queue's name (no other). */
   name?: string;
   /**
    * How long a worker's hold on a job lasts without renewal (a killed worker's job runs again after
@@ -56,6 +60,12 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     );
   if (options.queue !== undefined && !(options.queue instanceof loadBullmq().Queue))
     throw new OptionsError('ERR_SW_OPTION', WHERE, "queue must be a Queue from 'bullmq'");
+  if (options.queue !== undefined && options.name !== undefined && options.name !== options.queue.name)
+    throw new OptionsError(
+      'ERR_SW_NAME',
+      WHERE,
+      `name "${String(options.name)}" differs from the queue's own ("${options.queue.name}"): leave name out with queue`,
+    );
   const name = options.name ?? options.queue?.name ?? 'service-webhooks';
   if (typeof name !== 'string' || name === '' || name.includes(':'))
     throw new OptionsError(
@@ -74,6 +84,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   const warn = rateLimitedLog(log);
   const connection =
     options.queue?.opts.connection ?? redisConnection(options.connection as ConnectionOptions | string);
+  checkWorkerConnection(connection);
   const owned = options.queue === undefined;
   const queue = options.queue ?? new (loadBullmq().Queue)(name, { connection });
   // Without a listener BullMQ prints every reconnection error; ours go to the logger, rate-limited.
@@ -83,6 +94,12 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     );
   // Read once, at the first enqueue: the settings matter to what the receiver acknowledges.
   let checked: Promise<void> | undefined;
+  const at = {
+    name,
+    connection,
+    prefix: queue.opts.prefix ?? 'bull',
+    skipVersionCheck: queue.opts.skipVersionCheck,
+  };
   const workers = new Set<{ close(): Promise<void> }>();
 
   return {
@@ -101,7 +118,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       });
     },
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = await startBullmqWorker(name, connection, lockDuration, router, workerOptions);
+      const worker = await startBullmqWorker(at, lockDuration, router, workerOptions);
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },

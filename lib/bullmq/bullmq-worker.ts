@@ -5,6 +5,16 @@ import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import type { QueuedDelivery } from '../inbox/queued-delivery';
 import { loadBullmq } from './load-bullmq';
+import { workerConnection } from './worker-connection';
+
+/** Where the worker finds its jobs: the same Redis, key prefix and name as the queue that adds them. */
+export interface WorkerQueue {
+  name: string;
+  connection: ConnectionOptions;
+  /** BullMQ's key prefix; `'bull'` unless the queue was made with its own. */
+  prefix: string;
+  skipVersionCheck?: boolean | undefined;
+}
 
 /** A failed try, carrying the delay the worker chose (BullMQ's backoff strategy reads it). */
 class TryFailed extends Error {
@@ -23,8 +33,7 @@ class TryFailed extends Error {
  * job for good (BullMQ's failed set: the dead letters). A try put back (busy) is delayed, not failed.
  */
 export async function startBullmqWorker(
-  name: string,
-  connection: ConnectionOptions,
+  queue: WorkerQueue,
   lockDuration: number,
   router: EventRouter,
   options: InboxWorkerOptions | undefined,
@@ -43,8 +52,11 @@ export async function startBullmqWorker(
     }
     throw new TryFailed(next.error, next.delayMs);
   };
-  const worker = new Worker<QueuedDelivery>(name, processJob, {
+  const { connection, release } = workerConnection(queue.connection);
+  const worker = new Worker<QueuedDelivery>(queue.name, processJob, {
     connection,
+    prefix: queue.prefix,
+    ...(queue.skipVersionCheck === undefined ? {} : { skipVersionCheck: queue.skipVersionCheck }),
     concurrency: core.concurrency,
     lockDuration,
     // Stalled jobs (a killed worker's) are looked for as often as a lock can run out.
@@ -57,6 +69,12 @@ export async function startBullmqWorker(
     },
   });
   worker.on('error', (error) => core.log.error({ err: error }, 'the BullMQ worker reported an error'));
-  await worker.waitUntilReady();
-  return { close: () => worker.close() };
+  const close = () => worker.close().finally(release);
+  try {
+    await worker.waitUntilReady();
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { close };
 }

@@ -42,7 +42,8 @@ export const REPLAY_BATCH = 100;
 
 /**
  * An {@link Inbox} on pg-boss: `send` commits the job before it resolves, so an acknowledged event is
- * in PostgreSQL. Exhausted jobs move to the `<name>.dead` queue, which nothing works: the dead letters.
+ * in PostgreSQL. Exhausted jobs are copied to the `<name>.dead` queue, which nothing works: the dead
+ * letters. The exhausted job stays in the queue, failed, so its id refuses a redelivery until a replay.
  */
 export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   if (typeof options !== 'object' || options === null)
@@ -136,6 +137,13 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       for (let after: DeadJob | undefined; ;) {
         const jobs = await findDeadJobs(b, schema, dead, { ...query, limit: REPLAY_BATCH, after });
         for (const job of jobs) {
+          // The failed job the worker left in the queue holds the id; gone, the send adds it again.
+          await b
+            .getDb()
+            .executeSql(`DELETE FROM ${schema}.job WHERE name = $1 AND id = $2 AND state = 'failed'`, [
+              name,
+              jobIdFor(job.data.delivery.key),
+            ]);
           await enqueue(job.data.delivery);
           const deleted = (await b.deleteJob(dead, job.id)) as { affected?: number };
           if ((deleted.affected ?? 0) > 0) replayed++;

@@ -3,8 +3,13 @@ import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
+import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import type { DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
+
+/** How long a dead letter is kept; the failed job left in the queue for it, a day more (it outlives it). */
+const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
+const TOMBSTONE_SECONDS = DEAD_RETENTION_SECONDS + 24 * 60 * 60;
 
 /** How long an idle loop waits before it asks for a job again. */
 const POLL_MS = 250;
@@ -19,8 +24,8 @@ interface Queues {
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
  * without counting as an attempt; the last failed one (or one no
- * retry can help) is copied to the dead-letter queue, with its attempts and error, and deleted from
- * the queue, so a replay can enqueue it again under the same id.
+ * retry can help) is copied to the dead-letter queue, with its attempts and error, and left failed in
+ * the queue (its id refuses a redelivery); a replay removes it and enqueues it again under that id.
  */
 export function startPgBossWorker(
   boss: PgBoss,
@@ -51,8 +56,16 @@ export function startPgBossWorker(
       failedAt: new Date().toISOString(),
     };
     // The dead letter's id is the job's: a crash between the two steps, run again, adds nothing twice.
-    await boss.send(dead, data, { id: job.id, retentionSeconds: 90 * 24 * 60 * 60 });
-    await boss.deleteJob(name, job.id);
+    await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS });
+    // The job stays in the queue, failed, as long as its dead letter: its id keeps a redelivery's
+    // send from adding it again (BullMQ's failed job does the same). Never deleted in between, so no
+    // receiver can slip a send through. Fenced to this claim, as putBack is; replay removes it.
+    await boss.getDb().executeSql(
+      `UPDATE ${schema}.job
+          SET state = 'failed', completed_on = now(), output = $4::jsonb, deletion_seconds = $5
+        WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count = $3`,
+      [name, job.id, job.retryCount, JSON.stringify({ error: lastError }), TOMBSTONE_SECONDS],
+    );
   }
 
   /**

@@ -3,29 +3,26 @@ import { MAX_DEAD_LETTERS } from '../../inbox/check-dead-letter-query';
 import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
-import { openInbox } from '../open-inbox';
 import { parseDuration } from '../parse-duration';
+import { boundedInboxWork } from '../bounded-inbox-work';
 
 interface QueueFlags {
   url?: string;
   name?: string;
   json?: boolean;
+  timeout?: string;
 }
+
+/** How long a command waits for the queue's server, connecting included, before it gives up. */
+const DEFAULT_TIMEOUT = '10s';
 
 const seconds = (ms: number | null) => (ms === null ? 'none' : `${Math.round(ms / 1000)} s`);
 
-/** Opens the inbox, runs `work`, and always closes it (the connection it opened). */
-async function withInbox<T>(
-  ctx: CliContext,
-  flags: QueueFlags,
-  work: (inbox: Inbox) => Promise<T>,
-): Promise<T> {
-  const inbox = openInbox(flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL, flags.name);
-  try {
-    return await work(inbox);
-  } finally {
-    await inbox.close();
-  }
+/** Opens the inbox the flags name and runs `work` on it, bounded by `--timeout`. */
+function withInbox<T>(ctx: CliContext, flags: QueueFlags, work: (inbox: Inbox) => Promise<T>): Promise<T> {
+  const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT);
+  if (timeoutMs < 1) throw new UsageError('--timeout must be longer than 0 (such as 10s)');
+  return boundedInboxWork(flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL, flags.name, timeoutMs, work);
 }
 
 function deadLetterLine(d: DeadLetter): string {
@@ -40,7 +37,11 @@ const queueOptions = (command: Command) =>
       'the queue: redis://… (BullMQ) or postgres://… (pg-boss) (default: $SERVICE_WEBHOOKS_INBOX_URL)',
     )
     .option('--name <name>', "the queue's name (default: service-webhooks)")
-    .option('--json', 'print JSON');
+    .option('--json', 'print JSON')
+    .option(
+      '--timeout <duration>',
+      `give up when the queue's server has not answered within this long (default: ${DEFAULT_TIMEOUT})`,
+    );
 
 export function inboxCommand(ctx: CliContext): Command {
   const inbox = new Command('inbox').description(
