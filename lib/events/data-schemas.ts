@@ -144,6 +144,18 @@ export const EVENT_DATA_FIELDS = Object.keys(DATA_FIELD_FAMILIES) as readonly (k
 
 /** Fields only layout B carries; their presence means layout B. */
 export const LAYOUT_B_FIELDS = ['access_pass_id', 'device', 'card_number', 'site_code', 'file_data'] as const;
+/** A credential's fields (spec 2.3): `details` carries these; a device carries them and its `type`. */
+export const CREDENTIAL_FIELDS = [
+  'id',
+  'card_template_id',
+  'platform',
+  'protocol',
+  'status',
+  'card_number',
+  'site_code',
+  'file_data',
+] as const;
+
 /** Fields only layout A carries; their presence means layout A. */
 export const LAYOUT_A_FIELDS = ['details', 'devices'] as const;
 

@@ -1,4 +1,4 @@
-import { EVENT_DATA_FIELDS, type EventData } from './data-schemas';
+import { CREDENTIAL_FIELDS, EVENT_DATA_FIELDS, type EventData } from './data-schemas';
 
 // The patterns zod builds for the schemas in data-schemas.ts, written out so the fast path needs no
 // zod (a test checks they are the same), and never accepts what the schema would refuse.
@@ -16,16 +16,7 @@ const TAG_ID = /^[0-9a-fA-F]{14}$/;
 /** The schema's own field names: the object literal below must fill each (the property test checks). */
 const FIELDS: readonly (keyof EventData)[] = EVENT_DATA_FIELDS;
 const FIELD_SET: ReadonlySet<string> = new Set(FIELDS);
-const CREDENTIAL = [
-  'id',
-  'card_template_id',
-  'platform',
-  'protocol',
-  'status',
-  'card_number',
-  'site_code',
-  'file_data',
-];
+const CREDENTIAL: readonly string[] = CREDENTIAL_FIELDS;
 const DEVICE = [...CREDENTIAL, 'type'];
 /** Marks a value the fast path does not decide; the zod schema then does, with its error messages. */
 const UNSURE = Symbol('unsure');

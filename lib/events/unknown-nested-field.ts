@@ -1,18 +1,7 @@
 import { didYouMean } from '../did-you-mean';
 import type { EventType } from './catalogue';
 import type { Layout } from './webhook-event';
-
-/** A credential's fields (spec 2.3): `details` carries these; a device carries them and its `type`. */
-export const CREDENTIAL_FIELDS = [
-  'id',
-  'card_template_id',
-  'platform',
-  'protocol',
-  'status',
-  'card_number',
-  'site_code',
-  'file_data',
-] as const;
+import { CREDENTIAL_FIELDS } from './data-schemas';
 
 /**
  * The data fields whose objects (or arrays of objects) have fields the spec names (2.3, 2.4). Those it
