@@ -27,6 +27,8 @@ export interface DeadJobQuery {
  * at construction, is written into the statement (pg-boss does the same). `failedAt` is an ISO 8601
  * string in UTC (`toISOString`), so comparing it byte by byte (`COLLATE "C"`) orders it by time.
  * The shape checks are `isDeadLetterData`'s, so a page is never shortened after the limit.
+ * `state < 'active'` is pg-boss's enum order (created, retry): the jobs still queued, which in the
+ * dead queue, worked by nobody, is every dead letter not yet replayed.
  */
 export async function findDeadJobs(
   boss: PgBoss,
