@@ -24,7 +24,8 @@ export type ResolutionMode = keyof typeof RESOLUTION_MODES;
 /**
  * Writes, in the app at `dir`, a module importing every one of `subpaths` (`''` for the main entry,
  * `'testing'` for `service-webhooks/testing`, ...) and one `tsconfig.<mode>.json` per resolution mode:
- * strict, and skipLibCheck false, so every declaration file the imports reach is checked.
+ * strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess and skipLibCheck false, so every
+ * declaration file the imports reach is checked under the strictest settings people use.
  */
 export function writeEntriesApp(dir: string, subpaths: readonly string[], extra = ''): void {
   const names = subpaths.map((_, i) => `entry${i}`);
@@ -40,7 +41,10 @@ export function writeEntriesApp(dir: string, subpaths: readonly string[], extra 
     const compilerOptions = {
       ...options,
       target: 'es2022',
+      // The strictest settings people use: TypeScript 7's `tsc --init` turns on the first two.
       strict: true,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
       noEmit: true,
       skipLibCheck: false,
       // As `tsc --init` writes it: zod's own declarations need it under skipLibCheck false.

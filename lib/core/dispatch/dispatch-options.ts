@@ -23,7 +23,7 @@ export interface DispatchEventOptions {
   /** Seconds sent in `Retry-After` on 409 and 503. Defaults to `30`. */
   retryAfterSeconds?: number;
   /** Where failures are logged. Defaults to the console. */
-  logger?: Logger | false;
+  logger?: Logger | false | undefined;
   /**
    * A durable queue (`bullmqInbox()`, `pgBossInbox()`): each new event is enqueued and answered
    * `200 {"status":"queued"}` once the queue holds it, and workers started with
