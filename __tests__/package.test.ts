@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseBlocks } from './support/readme-blocks';
 import { RESOLUTION_MODES, typeErrors, writeEntriesApp, type ResolutionMode } from './support/type-check-app';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -470,4 +471,69 @@ export { fetchHandler };
       expect({ mode, errors: ours }).toEqual({ mode, errors: [] });
     }
   }, 180_000);
+
+  // docs/testing.md as a newcomer reads it (issue 29 item 4): its install lines, its config files and
+  // its suite, in an app that has nothing else, under jest + ts-jest and under vitest.
+  describe("docs/testing.md's suite, run as written in an empty app", () => {
+    const guide = readFileSync(path.join(ROOT, 'docs', 'testing.md'), 'utf8');
+    /** Every fenced block of `lang`, in order. */
+    const fenced = (lang: string) =>
+      [...guide.matchAll(new RegExp('^```' + lang + '\\n([\\s\\S]*?)^```$', 'gm'))].map(
+        (m) => m[1] as string,
+      );
+    /** The config blocks, each named by its first line (`// jest.config.js`). */
+    const configs = new Map(
+      [...fenced('js'), ...fenced('jsonc')].map((code) => [
+        (/^\/\/ (\S+)\n/.exec(code) ?? [])[1] ?? '',
+        code.replace(/^\/\/ \S+\n/, ''),
+      ]),
+    );
+    const [jestInstall, vitestInstall] = fenced('sh').map((code) => code.trim().split('\n'));
+
+    /** A new app: the guide's `npm i` lines (the package from the tarball), its files and its suite. */
+    function guideApp(name: string, installs: string[], files: string[]): string {
+      const dir = path.join(work, name);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true }));
+      for (const line of installs) {
+        const [npm, ...args] = line.split(' ').map((word) => (word === 'service-webhooks' ? tarball : word));
+        expect(npm).toBe('npm');
+        run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline'], dir);
+      }
+      for (const file of files) {
+        const code = configs.get(file);
+        if (code === undefined) throw new Error(`docs/testing.md has no block for ${file}`);
+        writeFileSync(path.join(dir, file), code);
+      }
+      for (const block of parseBlocks(guide, 'docs/testing.md')) {
+        mkdirSync(path.join(dir, path.dirname(block.file)), { recursive: true });
+        writeFileSync(path.join(dir, block.file), block.code);
+      }
+      return dir;
+    }
+
+    it('with jest and ts-jest', () => {
+      const dir = guideApp('guide-jest', jestInstall ?? [], ['jest.config.js', 'tsconfig.json']);
+      run('npx', ['--no-install', 'jest', '--ci', '--json', '--outputFile=result.json'], dir);
+      const result = JSON.parse(readFileSync(path.join(dir, 'result.json'), 'utf8')) as {
+        numPassedTests: number;
+        numFailedTests: number;
+      };
+      expect(result).toMatchObject({ numPassedTests: 4, numFailedTests: 0 });
+    }, 300_000);
+
+    it('with vitest', () => {
+      const dir = guideApp(
+        'guide-vitest',
+        [(jestInstall ?? [])[0] ?? '', ...(vitestInstall ?? [])],
+        ['vitest.config.mjs'],
+      );
+      run('npx', ['--no-install', 'vitest', 'run', '--reporter=json', '--outputFile=result.json'], dir);
+      const result = JSON.parse(readFileSync(path.join(dir, 'result.json'), 'utf8')) as {
+        numPassedTests: number;
+        numFailedTests: number;
+      };
+      expect(result).toMatchObject({ numPassedTests: 4, numFailedTests: 0 });
+    }, 300_000);
+  });
 });
