@@ -1,6 +1,9 @@
 import express from 'express';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import {
   clientCertificateAuth,
   createEventRouter,
@@ -15,7 +18,10 @@ import {
 import { buildEvent, DELIVERY_HEADERS, type TestCertificate } from 'service-webhooks/testing';
 import { captureLogger } from './support/capture-logger';
 import { DOORS } from './support/doors';
+import { ALL_DETAILS, envoyXfcc, NEEDED_DETAILS, type EnvoyPeer } from './support/envoy-xfcc';
 import { fingerprintOf, mtlsFixtures, type MtlsFixtures } from './support/mtls-fixtures';
+import { opensslLeaf } from './support/openssl-leaf';
+import { describeWithServer, findBinary } from './support/server-binary';
 
 let f: MtlsFixtures;
 beforeAll(async () => {
@@ -288,9 +294,9 @@ describe('forged proxy headers through every door (XFCC smuggling, ALB passthrou
       xfcc(() => `${smuggled()}, ${envoy(f.stranger.cert)}`),
     ],
     [
-      "the proxy's element after a forged one",
+      "the proxy's element after a forged one (one element only since issue 28)",
       'x-forwarded-client-cert',
-      200,
+      403,
       xfcc(() => `${envoy(f.stranger.cert)},${envoy(f.certs.client.cert)}`),
     ],
     [
@@ -322,5 +328,179 @@ describe('forged proxy headers through every door (XFCC smuggling, ALB passthrou
         await open.close();
       }
     });
+  });
+});
+
+const openssl = findBinary('openssl', ['/usr/bin', '/usr/local/bin']);
+const describeWithOpenssl = describeWithServer(
+  openssl !== undefined,
+  'openssl',
+  'install it (Debian: apt-get install openssl) or run CI=true to make this a failure',
+);
+
+describeWithOpenssl(
+  "XFCC as Envoy writes it: a client certificate's SANs cannot add an element (issue 28)",
+  () => {
+    const hash = (pem: string) => fingerprintOf(pem).replace(/:/g, '').toLowerCase();
+    /** The Service's certificate as Envoy would describe it, for a hostile SAN to carry. */
+    const service = (quoted: boolean) => {
+      const cert = encodeURIComponent(f.certs.client.cert);
+      return `Hash=${hash(f.certs.client.cert)};Cert=${quoted ? `"${cert}"` : cert}`;
+    };
+    const serviceFingerprint = () => fingerprintOf(f.certs.client.cert);
+    const servicePeer = (): EnvoyPeer => ({
+      cert: f.certs.client.cert,
+      chain: f.certs.client.cert + f.certs.ca.cert,
+      dns: ['webhooks.test-client.invalid'],
+    });
+    const leaves = new Map<string, EnvoyPeer>();
+    /** A leaf from a CA Envoy trusts (here the Service's own CA, as a shared mesh CA), with `names`. */
+    const hostile = (names: { commonName?: string; dns?: string[]; uri?: string[] }): EnvoyPeer => {
+      const key = JSON.stringify(names);
+      const made = leaves.get(key);
+      if (made !== undefined) return made;
+      const leaf = opensslLeaf(openssl as string, f.certs.ca, { commonName: 'tenant workload', ...names });
+      // The SANs reached the certificate byte for byte (Node writes a value holding "," as a JSON string).
+      const written = new X509Certificate(leaf.cert).subjectAltName ?? '';
+      const quoted = [...written.matchAll(/"(?:[^"\\]|\\.)*"/g)].map((m) => JSON.parse(m[0]) as string);
+      for (const value of [...(names.dns ?? []), ...(names.uri ?? [])]) {
+        expect(quoted.includes(value) || written.split(', ').some((san) => san.endsWith(`:${value}`))).toBe(
+          true,
+        );
+      }
+      const peer = { cert: leaf.cert, chain: leaf.cert + f.certs.ca.cert, ...names };
+      leaves.set(key, peer);
+      return peer;
+    };
+    const pinned = () => ({ fingerprints: [serviceFingerprint()] });
+    const byCa = () => ({ ca: f.certs.ca.cert, subjects: [/tenant workload/] });
+
+    const rows: [
+      string,
+      number,
+      () => { fingerprints: string[] } | { ca: string; subjects: RegExp[] },
+      () => string,
+    ][] = [
+      [
+        "the Service's certificate, the fields the receiver needs",
+        200,
+        pinned,
+        () => envoyXfcc(servicePeer(), NEEDED_DETAILS),
+      ],
+      [
+        "the Service's certificate, every field Envoy writes",
+        200,
+        pinned,
+        () => envoyXfcc(servicePeer(), ALL_DETAILS),
+      ],
+      [
+        'a DNS SAN holding ",Hash=…;Cert=…" (the Service\'s, unquoted)',
+        403,
+        pinned,
+        () => envoyXfcc(hostile({ dns: [`x,${service(false)}`] }), ALL_DETAILS),
+      ],
+      [
+        `a DNS SAN holding ",Hash=…;Cert="…"" (the Service's, quoted)`,
+        403,
+        pinned,
+        () => envoyXfcc(hostile({ dns: [`x,${service(true)}`] }), ALL_DETAILS),
+      ],
+      [
+        'a URI SAN holding ",Hash=…;Cert=…", DNS pairs following it',
+        403,
+        pinned,
+        () =>
+          envoyXfcc(
+            hostile({ uri: [`spiffe://tenant/x,${service(false)}`], dns: ['a.tenant.test'] }),
+            ALL_DETAILS,
+          ),
+      ],
+      [
+        `a URI SAN holding ",Hash=…;Cert="…"" with no DNS asked for`,
+        403,
+        pinned,
+        () =>
+          envoyXfcc(hostile({ uri: [`spiffe://tenant/x,${service(true)}`] }), { ...ALL_DETAILS, dns: false }),
+      ],
+      [
+        'a DNS SAN holding ";" that reads as one more pair of the element',
+        403,
+        byCa,
+        () => envoyXfcc(hostile({ dns: ['a.tenant.test;URI=spiffe://service.test'] }), ALL_DETAILS),
+      ],
+      [
+        "a By (the proxy's own URI SAN) holding an unquoted quote",
+        403,
+        pinned,
+        () => envoyXfcc(servicePeer(), NEEDED_DETAILS, ['spiffe://proxy.test/"x']),
+      ],
+      // The grammar, kept exact through every door: each row is the Service's element, one byte off.
+      [
+        'a quoted Hash (Envoy never quotes it)',
+        403,
+        pinned,
+        () => envoyXfcc(servicePeer(), NEEDED_DETAILS).replace(/Hash=(\w+)/, 'Hash="$1"'),
+      ],
+      [
+        'an unquoted Cert (Envoy always quotes it)',
+        403,
+        pinned,
+        () => envoyXfcc(servicePeer(), NEEDED_DETAILS).replace(/Cert="([^"]*)"/, 'Cert=$1'),
+      ],
+      ['a key Envoy never writes', 403, pinned, () => `${envoyXfcc(servicePeer(), NEEDED_DETAILS)};X=1`],
+      [
+        // OpenSSL escapes a backslash in a name as "\\", which then stands right before Envoy's quote.
+        'a Subject ending in an escaped backslash',
+        200,
+        byCa,
+        () =>
+          envoyXfcc(
+            { ...hostile({ commonName: 'tenant workload \\' }), subject: 'CN=tenant workload \\\\' },
+            ALL_DETAILS,
+          ),
+      ],
+    ];
+    describe.each(DOORS.map((door) => [door.name, door] as const))('%s', (_name, door) => {
+      it.each(rows)('%s → %d', async (_row, status, mtls, xfcc) => {
+        const { handled, options } = receiverOptions({
+          mtls: { from: 'x-forwarded-client-cert', ...mtls() },
+        });
+        const open = await door.open(options);
+        try {
+          const event = buildEvent('ag.access_pass.issued');
+          const answer = await open.send({
+            headers: { ...DELIVERY_HEADERS, 'x-forwarded-client-cert': xfcc() },
+            body: JSON.stringify(event),
+          });
+          expect(answer.status).toBe(status);
+          // A refusal is never an acknowledgement: no handler ran.
+          expect(handled).toEqual(status === 200 ? [event.id] : []);
+          if (status === 403) {
+            expect(JSON.parse(answer.text)).toMatchObject({
+              type: 'urn:service-webhooks:problem:unreadable-client-certificate',
+            });
+          }
+        } finally {
+          await open.close();
+        }
+      });
+    });
+  },
+);
+
+describe("the mTLS guide's Envoy configuration (docs/mtls.md)", () => {
+  it('sets the header (SANITIZE_SET) and asks only for the fields the receiver reads', () => {
+    const guide = readFileSync(path.join(__dirname, '..', 'docs', 'mtls.md'), 'utf8');
+    const block = /\n## Behind Envoy\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(guide)?.[1] ?? '';
+    expect(/forward_client_cert_details: (\w+)/.exec(block)?.[1]).toBe('SANITIZE_SET');
+    const details = /set_current_client_cert_details:\s*\{([^}]*)\}/.exec(block)?.[1] ?? '';
+    const asked = Object.fromEntries(
+      details.split(',').map((pair) => {
+        const [key, value] = pair.split(':').map((part) => part.trim());
+        return [key, value === 'true'];
+      }),
+    );
+    // The rows above send what Envoy writes under NEEDED_DETAILS, and are accepted.
+    expect(asked).toEqual(NEEDED_DETAILS);
   });
 });

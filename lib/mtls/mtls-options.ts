@@ -1,7 +1,8 @@
 /**
  * Where the client certificate of a delivery is read from:
  * - `'socket'`: the TLS connection itself (`https.createServer({ requestCert: true, ... })`);
- * - `'x-forwarded-client-cert'`: Envoy's `x-forwarded-client-cert` header (its `Cert`, and `Chain` if sent);
+ * - `'x-forwarded-client-cert'`: Envoy's `x-forwarded-client-cert` header, holding the one element Envoy
+ *   writes (its `Cert`, and `Chain` if sent); a second element is refused;
  * - `'client-cert'`: RFC 9440 `Client-Cert` (and `Client-Cert-Chain`);
  * - `'nginx'`: `X-SSL-Client-Cert` (`$ssl_client_escaped_cert`) with `X-SSL-Client-Verify`
  *   (`$ssl_client_verify`, which must be `SUCCESS`);

@@ -1,13 +1,27 @@
 import { nodeCrypto } from '../lazy-crypto';
+import { certificateFacts } from './certificate-facts';
 import { parsePemCertificates, percentDecode } from './parse-certificates';
 import { boundedHeader, unreadable, type PresentedCertificate } from './presented-certificate';
 
 const NAME = 'x-forwarded-client-cert';
 
-/** A key: letters (Envoy's are By, Hash, Cert, Chain, Subject, URI, DNS), compared case-insensitively. */
-const KEY = /^[A-Za-z][A-Za-z0-9_-]*$/;
+/**
+ * Envoy's keys, and whether it quotes the value: always for Cert, Chain (URL-encoded PEM) and
+ * Subject; never for By, Hash, URI and DNS, which it writes as the certificates hold them.
+ */
+const QUOTED = new Map([
+  ['by', false],
+  ['hash', false],
+  ['cert', true],
+  ['chain', true],
+  ['subject', true],
+  ['uri', false],
+  ['dns', false],
+]);
 /** Keys Envoy may repeat in one element: one pair per SAN of the proxy's or the client's certificate. */
 const REPEATABLE = new Set(['by', 'uri', 'dns']);
+/** What a SAN must not hold for Envoy's unquoted URI= or DNS= to read back as written. */
+const SEPARATOR = /[,;="]/;
 
 function shown(text: string): string {
   return JSON.stringify(text.length > 20 ? `${text.slice(0, 20)}…` : text);
@@ -16,10 +30,11 @@ function shown(text: string): string {
 /**
  * Splits an XFCC value into elements of key/value pairs by Envoy's grammar, and nothing looser:
  * elements separated by `,` (optionally followed by spaces, as when a second header line is joined),
- * pairs by `;`, each `key=value`; a value holding `,;="` is double-quoted, with `\"` for a quote.
- * A quote must open a value and close it right before `;`, `,` or the end; a stray or unterminated
- * quote, a duplicate key, an empty element or a pair without `=` throws. Lenient parsing is what let
- * a client's unclosed quote swallow the proxy's element and make its own forged element the last.
+ * pairs by `;`, each `key=value` with one of Envoy's keys; Cert, Chain and Subject double-quoted (a
+ * backslash keeps the next character, as in OpenSSL's `\"` and `\\`), the others never. A quote must
+ * close right before `;`, `,` or the end; a stray or unterminated quote, an unknown or duplicate key,
+ * an empty element or a pair without `=` throws. Lenient parsing is what let a client's unclosed
+ * quote swallow the proxy's element and make its own forged element the last.
  */
 export function parseXfcc(value: string): Map<string, string>[] {
   const elements: Map<string, string>[] = [];
@@ -31,17 +46,20 @@ export function parseXfcc(value: string): Map<string, string>[] {
     for (;;) {
       const eq = value.indexOf('=', i);
       const key = eq === -1 ? value.slice(i) : value.slice(i, eq);
-      if (eq === -1 || !KEY.test(key)) throw new Error(`${shown(key)} is not a key followed by "="`);
       const name = key.toLowerCase();
+      const quoted = QUOTED.get(name);
+      if (eq === -1 || quoted === undefined)
+        throw new Error(`${shown(key)} is not one of Envoy's keys followed by "="`);
       if (pairs.has(name) && !REPEATABLE.has(name)) throw new Error(`${key} appears twice in one element`);
       i = eq + 1;
       let text = '';
-      if (value[i] === '"') {
+      if (quoted) {
+        if (value[i] !== '"') throw new Error(`the value of ${key} is not quoted, as Envoy quotes it`);
         for (i++; ; i++) {
           if (i >= n) throw new Error('a quoted value is not closed');
           const c = value[i] as string;
           if (c === '"') break;
-          if (c === '\\' && value[i + 1] === '"') text += value[++i];
+          if (c === '\\' && i + 1 < n) text += value[++i];
           else text += c;
         }
         i++;
@@ -68,11 +86,11 @@ export function parseXfcc(value: string): Map<string, string>[] {
 }
 
 /**
- * Envoy's `x-forwarded-client-cert`. Each proxy appends its element at the end, so the rightmost one
- * was written by the proxy in front of us; elements to its left came from farther away, and a
- * client can forge those when the proxy appends (`APPEND_FORWARD`) instead of replacing
- * (`SANITIZE_SET`). Only the rightmost element is read, and only from a header that parses strictly
- * as a whole: a client's bytes cannot reach into the proxy's element.
+ * Envoy's `x-forwarded-client-cert`, holding exactly one element: the one the proxy in front wrote for
+ * the certificate it verified. Envoy writes one under `SANITIZE_SET`, and under `APPEND_FORWARD` too
+ * as long as the client sent none, which the Service never does; a second element is a client's, or
+ * a SAN's: Envoy writes URI and DNS unquoted, so a SAN holding `,` reads as an element of its own.
+ * The certificate's own URI and DNS names are checked for `, ; = "` too, so none can add a pair.
  */
 export function readXfcc(header: (name: string) => string | undefined): PresentedCertificate {
   const value = boundedHeader(header(NAME), NAME);
@@ -84,12 +102,19 @@ export function readXfcc(header: (name: string) => string | undefined): Presente
     };
   }
   try {
-    const element = parseXfcc(value).at(-1) as Map<string, string>;
+    const elements = parseXfcc(value);
+    if (elements.length !== 1) {
+      return unreadable(
+        NAME,
+        `it holds ${elements.length} elements, and Envoy writes exactly one for the certificate it verified (the Service sends none of its own); a client or a certificate's SAN wrote the others. Set forward_client_cert_details: SANITIZE_SET`,
+      );
+    }
+    const element = elements[0] as Map<string, string>;
     const cert = element.get('cert');
     if (cert === undefined || cert === '') {
       return unreadable(
         NAME,
-        "its last element has no Cert; set Envoy's set_current_client_cert_details: { cert: true }",
+        "its element has no Cert; set Envoy's set_current_client_cert_details: { cert: true }",
       );
     }
     const [leaf, ...rest] = parsePemCertificates(percentDecode(cert));
@@ -97,9 +122,19 @@ export function readXfcc(header: (name: string) => string | undefined): Presente
       return unreadable(NAME, 'Cert must hold exactly one certificate');
     // Envoy always writes Hash beside Cert; requiring it to match ties the element together.
     const hash = element.get('hash');
-    if (hash === undefined) return unreadable(NAME, 'its last element has no Hash beside its Cert');
+    if (hash === undefined) return unreadable(NAME, 'its element has no Hash beside its Cert');
     if (hash.toLowerCase() !== nodeCrypto().createHash('sha256').update(leaf.raw).digest('hex')) {
       return unreadable(NAME, 'its Hash is not the SHA-256 of its Cert');
+    }
+    const san = certificateFacts(leaf, false).names.find(
+      (name) => /^(DNS|URI):/.test(name) && SEPARATOR.test(name.slice(4)),
+    );
+    if (san !== undefined) {
+      const type = san.slice(0, 3);
+      return unreadable(
+        NAME,
+        `its certificate has a ${type} name holding ${shown(SEPARATOR.exec(san.slice(4))?.[0] ?? '')}, which Envoy writes unquoted, so the header's ${type}= pairs cannot be told from its separators; such a certificate cannot be read from XFCC`,
+      );
     }
     const chain = element.get('chain');
     // Envoy's Chain starts with the leaf itself.
