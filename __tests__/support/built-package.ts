@@ -25,7 +25,8 @@ function sourceHash(): string {
     }
   };
   walk(path.join(ROOT, 'lib'));
-  hash.update(fs.readFileSync(path.join(ROOT, 'package.json')));
+  // And what shapes the bundles beside the sources (the banner in tsup.config.ts, say).
+  for (const file of ['package.json', 'tsup.config.ts']) hash.update(fs.readFileSync(path.join(ROOT, file)));
   return hash.digest('hex').slice(0, 16);
 }
 
