@@ -20,12 +20,12 @@ export interface DeliveryTrace {
   end(record: DeliveryRecord): void;
 }
 
-/** Runs one handler of an event in its own span; never fails for the SDK's sake. */
+/** Runs one handler of an event in its own span; never fails for the SDK's sake. Resolves to what the handler returned. */
 export type TracedHandler = (
   handler: EventHandler<AnyWebhookEvent>,
   event: AnyWebhookEvent,
   ctx: HandlerContext,
-) => Promise<void>;
+) => Promise<unknown>;
 
 /**
  * What the core calls to trace, given by whoever builds it: the doors and the inbox workers hand it

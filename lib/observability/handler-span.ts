@@ -26,7 +26,7 @@ export async function runInHandlerSpan(
   handler: EventHandler<AnyWebhookEvent>,
   event: AnyWebhookEvent,
   ctx: HandlerContext,
-): Promise<void> {
+): Promise<unknown> {
   // The SDK is the application's: if it throws, the handler runs untraced (once), never fails for it.
   let span: Span | undefined;
   try {
@@ -40,10 +40,7 @@ export async function runInHandlerSpan(
   } catch {
     span = undefined;
   }
-  if (span === undefined) {
-    await handler(event, ctx);
-    return;
-  }
+  if (span === undefined) return await handler(event, ctx);
   const traced = span;
   let called = false;
   const run = () => {
@@ -58,12 +55,9 @@ export async function runInHandlerSpan(
     } catch {
       active = undefined;
     }
-    await (active === undefined ? run() : context.with(active, run));
+    return await (active === undefined ? run() : context.with(active, run));
   } catch (error) {
-    if (!called) {
-      await run();
-      return;
-    }
+    if (!called) return await run();
     quietly(() => recordFailure(traced, error));
     throw error;
   } finally {

@@ -2,6 +2,7 @@ import type { EventHandler, EventRouter, HandlerContext } from '../../events/eve
 import { RetryLater } from '../../events/retry-later';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { TracingHooks } from '../tracing';
+import { warnReturnedValue } from './warn-returned-value';
 
 /** How the handlers of one delivery ended. */
 export type Outcome =
@@ -16,7 +17,7 @@ export type Outcome =
 const OK: Outcome = { ok: true };
 
 async function runOne(handler: EventHandler<AnyWebhookEvent>, event: AnyWebhookEvent, ctx: HandlerContext) {
-  await handler(event, ctx);
+  return (await handler(event, ctx)) as unknown;
 }
 
 /** Tells the hooks without waiting for them: a hook that hangs or throws cannot hold or change the answer. */
@@ -62,8 +63,12 @@ export async function runHandlers(
     // The common case, without an array of promises and allSettled.
     try {
       const handler = handlers[0];
-      if (handler !== undefined)
-        await (traced === undefined ? handler(event, ctx) : traced(handler, event, ctx));
+      if (handler !== undefined) {
+        const value = (await (traced === undefined
+          ? handler(event, ctx)
+          : traced(handler, event, ctx))) as unknown;
+        if (value !== undefined) warnReturnedValue(handler, value, event, ctx);
+      }
       return OK;
     } catch (error) {
       errors = [error];
@@ -74,7 +79,13 @@ export async function runHandlers(
         traced === undefined ? runOne(handler, event, ctx) : traced(handler, event, ctx),
       ),
     );
-    errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    errors = [];
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i] as PromiseSettledResult<unknown>;
+      if (result.status === 'rejected') errors.push(result.reason);
+      else if (result.value !== undefined)
+        warnReturnedValue(handlers[i] as EventHandler<AnyWebhookEvent>, result.value, event, ctx);
+    }
     if (errors.length === 0) return OK;
   }
   tellErrorHandlers(router, errors, event, ctx);
