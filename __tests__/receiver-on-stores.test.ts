@@ -126,15 +126,19 @@ for (const kind of KINDS) {
       open.push(d);
       return d;
     };
-
-    it.each(TIMES)('orders by the instant: %s (%s, then %s) → %s', async (_name, first, second, expected) => {
+    /** A receiver whose one handler is ordered, and the ids it saw. */
+    const ordered = async () => {
       const seen: string[] = [];
       const router = createEventRouter().on(
         'ag.access_pass.updated',
         (event: AnyWebhookEvent) => void seen.push(event.id),
         { ordering: 'newest-wins' },
       );
-      const d = await start(fetchDoor, { router });
+      return { d: await start(fetchDoor, { router }), seen };
+    };
+
+    it.each(TIMES)('orders by the instant: %s (%s, then %s) → %s', async (_name, first, second, expected) => {
+      const { d, seen } = await ordered();
       const pass = newPass();
       // The time as sent, not as the test kit writes it (milliseconds, in UTC).
       const a = { ...buildEvent('ag.access_pass.updated', { id: pass }, { id: `b-${pass}` }), time: first };
@@ -145,6 +149,19 @@ for (const kind of KINDS) {
         [200, expected],
       ]);
       expect(seen).toEqual(expected === 'stale' ? [a.id] : [a.id, b.id]);
+    });
+
+    it('breaks a tie of times by the id in UTF-8 byte order, as every store does (U+FFFD before 😀)', async () => {
+      const { d, seen } = await ordered();
+      const pass = newPass();
+      const time = '2026-01-01T10:00:00Z';
+      const [first, second] = [`\uFFFD-${pass}`, `😀-${pass}`].map((id) => ({
+        ...buildEvent('ag.access_pass.updated', { id: pass }, { id }),
+        time,
+      })) as [ReturnType<typeof buildEvent>, ReturnType<typeof buildEvent>];
+      const answers = [await d.send(delivery(first)), await d.send(delivery(second))];
+      expect(answers.map((r) => JSON.parse(r.text).status)).toEqual(['processed', 'processed']);
+      expect(seen).toEqual([first.id, second.id]);
     });
 
     describe.each(DOORS)('through $name', (door) => {
@@ -217,3 +234,62 @@ for (const kind of KINDS) {
     });
   });
 }
+
+/** A store over a backend that answers every script or statement with `reply`. */
+const confused: [string, (reply: unknown) => IdempotencyStore][] = [
+  [
+    'RedisStore',
+    (reply) =>
+      new RedisStore({
+        logger: false,
+        sendCommand: async (command) => (command === 'EVALSHA' ? reply : 'OK'),
+      }),
+  ],
+  [
+    'PostgresStore',
+    (reply) =>
+      new PostgresStore({
+        pool: { query: async () => ({ rows: [{ result: reply, released: reply }] }) },
+      }),
+  ],
+];
+const REPLIES: unknown[] = [7, -1, null, '', 'OK', '0 ', 1.5];
+
+describe('the shared stores read an answer by one rule: what is not a known answer throws', () => {
+  it.each(confused.flatMap(([name, make]) => REPLIES.map((reply) => [name, reply, make] as const)))(
+    '%s answered %j: every call rejects, naming the store',
+    async (name, reply, make) => {
+      const store = make(reply) as IdempotencyStore & RedisStore;
+      const position = { time: '0'.repeat(22), eventId: 'e' };
+      const calls = {
+        claim: () => store.claim('k', 't', 1000),
+        leaseEntity: () => store.leaseEntity('k', 't', 1000, position),
+        advanceEntity: () => store.advanceEntity('k', 't', position, 1000),
+      };
+      for (const call of Object.values(calls))
+        await expect(call()).rejects.toThrow(
+          new RegExp(`^\\[service-webhooks\\] ${name}: \\w+ got an unexpected answer`),
+        );
+    },
+  );
+
+  it.each(confused.flatMap(([name, make]) => [null, 7].map((reply) => [name, reply, make] as const)))(
+    'a receiver on %s answered %j: 503, unacknowledged, and no handler runs',
+    async (_name, reply, make) => {
+      let runs = 0;
+      const router = createEventRouter().on('ag.access_pass.issued', () => void runs++);
+      const d = await fetchDoor.open({
+        bearerTokens: [TOKEN],
+        router,
+        logger: false,
+        idempotency: make(reply),
+      });
+      const answer = await d.send(delivery(issued()));
+      expect([answer.status, JSON.parse(answer.text).type]).toEqual([
+        503,
+        'urn:service-webhooks:problem:store-unavailable',
+      ]);
+      expect(runs).toBe(0);
+    },
+  );
+});
