@@ -6,6 +6,7 @@ import {
   createEventRouter,
   MemoryStore,
   type AnyWebhookEvent,
+  type EntityOrderingStore,
   type IdempotencyStore,
   type ReceiverOptions,
 } from '../lib';
@@ -203,6 +204,38 @@ for (const kind of KINDS) {
         const third = await b.send(delivery(event));
         expect([third.status, JSON.parse(third.text).status]).toEqual([200, 'processed']);
         expect(run).toBe(3);
+      });
+
+      it("retries a failed advance of the entity's mark in the background, so an older event is then stale, not held off", async () => {
+        const entities = store as IdempotencyStore & EntityOrderingStore;
+        let failures = 2;
+        const flaky: IdempotencyStore & EntityOrderingStore = {
+          claim: (...args) => entities.claim(...args),
+          markDone: (...args) => entities.markDone(...args),
+          release: (...args) => entities.release(...args),
+          get: (key) => entities.get(key),
+          leaseEntity: (...args) => entities.leaseEntity(...args),
+          releaseEntity: (...args) => entities.releaseEntity(...args),
+          advanceEntity: (...args) =>
+            failures-- > 0 ? Promise.reject(new Error('connection reset')) : entities.advanceEntity(...args),
+        };
+        const seen: string[] = [];
+        const router = createEventRouter().on(
+          'ag.access_pass.updated',
+          (event: AnyWebhookEvent) => void seen.push(event.id),
+          { ordering: 'newest-wins' },
+        );
+        const d = await start(door, { idempotency: flaky, router });
+        const pass = newPass();
+        const at = (second: number) =>
+          buildEvent('ag.access_pass.updated', { id: pass }, { time: `2026-01-01T10:00:0${second}Z` });
+        const newer = at(5);
+        expect(JSON.parse((await d.send(delivery(newer))).text)).toMatchObject({ status: 'processed' });
+        expect(await d.drain({ timeoutMs: 10_000 })).toMatchObject({ drained: true });
+        // Without the retry the entity stays leased for a minute: the older event would get 409.
+        const older = await d.send(delivery(at(4)));
+        expect([older.status, JSON.parse(older.text).status]).toEqual([200, 'stale']);
+        expect([failures, seen]).toEqual([-1, [newer.id]]);
       });
 
       it('retries a failed markDone in the background, holding the event meanwhile, until it is recorded', async () => {
