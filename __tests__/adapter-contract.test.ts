@@ -1,8 +1,7 @@
 import { createEventRouter, MemoryStore, type IdempotencyStore, type ReceiverOptions } from '../lib';
-import { binaryMode, countingRouter, delivery, issued, ROWS, sleep, TOKEN } from './support/contract-rows';
+import { binaryMode, countingRouter, delivery, issued, ROWS, TOKEN } from './support/contract-rows';
 import { DOORS, fetchDoor, type OpenDoor } from './support/doors';
 import { gate } from './support/gate';
-import { pollUntil } from './support/poll-until';
 
 const failingStore = (claim: IdempotencyStore['claim']): IdempotencyStore => ({
   claim,
@@ -216,73 +215,6 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
     store.close();
   });
 
-  it('answers 200 when markDone fails, holds the event while it retries markDone, then records it done', async () => {
-    const memory = new MemoryStore();
-    let failures = 2;
-    const store: IdempotencyStore = {
-      claim: (...args) => memory.claim(...args),
-      release: (...args) => memory.release(...args),
-      get: (key) => memory.get(key),
-      markDone: (...args) =>
-        failures-- > 0 ? Promise.reject(new Error('connection reset')) : memory.markDone(...args),
-    };
-    const bookkeeping: string[] = [];
-    const onDelivery = Object.assign(() => undefined, {
-      onBookkeeping: (e: string) => void bookkeeping.push(e),
-    });
-    const { door: d, runs } = await start({ idempotency: store, onDelivery });
-    const event = issued({}, 'evt_markdone');
-    expect(JSON.parse((await d.send(delivery(event))).text)).toMatchObject({ status: 'processed' });
-    // While markDone is retried, the event stays held: a redelivery waits (409), it does not run again.
-    expect((await d.send(delivery(event))).status).toBe(409);
-    expect(await d.drain({ timeoutMs: 5000 })).toMatchObject({ drained: true });
-    expect(bookkeeping).toEqual(['mark-done-recovered']);
-    expect(JSON.parse((await d.send(delivery(event))).text)).toMatchObject({ status: 'duplicate' });
-    expect(runs.get('evt_markdone')).toBe(1);
-    memory.close();
-  });
-
-  it('fences a run that outlived its lease: its success does not cover up the failure of the run that took over', async () => {
-    const store = new MemoryStore();
-    let run = 0;
-    const gates = [0, 1].map(() => {
-      let open: () => void = () => undefined;
-      const opened = new Promise<void>((resolve) => (open = resolve));
-      return { open, opened };
-    }) as [{ open(): void; opened: Promise<void> }, { open(): void; opened: Promise<void> }];
-    const router = createEventRouter().on('ag.access_pass.issued', async () => {
-      const mine = ++run;
-      if (mine === 1) await gates[0].opened; // outlives its lease, then succeeds
-      if (mine === 2) {
-        await gates[1].opened; // took the lease over; fails after the first run succeeded
-        throw new Error('the second run fails');
-      }
-    });
-    const bookkeeping: string[] = [];
-    const onDelivery = Object.assign(() => undefined, {
-      onBookkeeping: (e: string) => void bookkeeping.push(e),
-    });
-    const options = { idempotency: { store, leaseMs: 100 }, timeoutMs: 20, router, onDelivery };
-    const { door: a } = await start(options);
-    const b = await door.open({ bearerTokens: [TOKEN], logger: false, ...options });
-    try {
-      const event = issued({}, 'evt_overrun');
-      expect((await a.send(delivery(event))).status).toBe(503); // past timeoutMs, still running
-      await sleep(150); // the 100 ms lease ran out: a wait on the clock itself, which a timer never cuts short
-      const second = b.send(delivery(event));
-      await pollUntil('the second door took the lease over and ran the handler', () => run === 2);
-      gates[0].open();
-      await a.drain({ timeoutMs: 2000 });
-      expect(bookkeeping).toEqual(['lease-lost']);
-      gates[1].open();
-      expect((await second).status).toBe(500);
-      // The Service's next attempt runs the handler again instead of being told "duplicate".
-      const third = await b.send(delivery(event));
-      expect([third.status, JSON.parse(third.text).status]).toEqual([200, 'processed']);
-      expect(run).toBe(3);
-    } finally {
-      await b.close();
-      store.close();
-    }
-  });
+  // A failed markDone's retry and the fencing of a run that outlived its lease: receiver-on-stores.test.ts,
+  // through every door on each of the three stores.
 });

@@ -63,7 +63,30 @@ describe('eventPosition', () => {
     expect(eventPosition({ id: 'e1', time: '2026-11-24T10:00:00Z' })).toEqual({
       time: sortableTime('2026-11-24T10:00:00Z'),
       eventId: 'e1',
+      future: false,
     });
     expect(eventPosition({ id: 'e1', time: null })).toBeNull();
+  });
+
+  const latest = Date.parse('2026-11-24T10:05:00Z');
+  it.each([
+    ['9999-12-31T23:59:59.999999999Z', true],
+    ['2026-11-24T10:05:00.001Z', true],
+    ['2026-11-24T11:05:00.001+01:00', true],
+    ['2026-11-24T10:05:00.000999Z', false],
+    ['2026-11-24T10:05:00Z', false],
+    ['2026-11-24T11:04:59+01:00', false],
+    ['0001-01-01T00:00:00Z', false],
+  ])('holds %s at the latest instant allowed: %s', (time, future) => {
+    const position = eventPosition({ id: 'e1', time }, latest);
+    const held = sortableTime('2026-11-24T10:05:00.000999999Z');
+    expect(position).toEqual({ time: future ? held : sortableTime(time), eventId: 'e1', future });
+  });
+
+  it.each([Number.POSITIVE_INFINITY, Number.NaN, 1e20])('bounds nothing with a latest of %s', (bound) => {
+    expect(eventPosition({ id: 'e1', time: '9999-12-31T23:59:59Z' }, bound)).toMatchObject({
+      time: sortableTime('9999-12-31T23:59:59Z'),
+      future: false,
+    });
   });
 });

@@ -198,6 +198,8 @@ describeWithRedis('an inbox on a Redis that can lose what it acknowledged', () =
           { entityRetentionMs: 7 * 3_600_000 },
           /entityRetentionMs must be a whole number of milliseconds ≥ 54810000/,
         ],
+        [{ maxFutureSkew: 60_000 }, /unknown option "maxFutureSkew"; did you mean "maxFutureSkewMs"\?/],
+        [{ maxFutureSkewMs: -1 }, /maxFutureSkewMs must be a number of milliseconds from 0 to 86_400_000/],
         [
           { idempotency: { store: new MemoryStore(), leaseMs: 60_000 } },
           /idempotency\.leaseMs must be longer than timeoutMs/,

@@ -11,15 +11,16 @@ import {
   type HandlerContext,
   type IdempotencyStore,
 } from '../lib';
-import { prometheusMetrics } from '../lib/metrics';
+import { inboxMetrics, prometheusMetrics } from '../lib/metrics';
 import { orderingGuard } from '../lib/core/dispatch/ordering-guard';
 import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
-import type { Inbox } from '../lib/inbox/inbox';
-import type { QueuedDelivery } from '../lib/inbox/queued-delivery';
+import type { Inbox, JobRecord } from '../lib/inbox/inbox';
+import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import type { ResolvedLogger } from '../lib/logger';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
+import { captureLogger } from './support/capture-logger';
 import { playScenario, scenarioArbitrary, type Send } from './support/multi-instance/run-ordering-proof';
 
 const TOKEN = 'tok_ordering';
@@ -351,7 +352,13 @@ describe("the receiver's entity marks", () => {
 });
 
 describe('orderingGuard, as a queue worker calls it', () => {
-  const options = { scope: 'worker', leaseMs: 60_000, retentionMs: 60_000, storeTimeoutMs: 1_000 };
+  const options = {
+    scope: 'worker',
+    leaseMs: 60_000,
+    retentionMs: 60_000,
+    storeTimeoutMs: 1_000,
+    maxFutureSkewMs: 300_000,
+  };
   const silent = { debug() {}, info() {}, warn() {}, error() {} } as unknown as ResolvedLogger;
   const normalized = (envelope: ReturnType<typeof passEvent>) =>
     normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
@@ -387,6 +394,133 @@ describe('orderingGuard, as a queue worker calls it', () => {
     // The failure advanced nothing: 6 is still newer than the newest processed (5).
     expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toMatchObject({ kind: 'ran' });
     expect(ran).toEqual(['1', '1']);
+  });
+});
+
+describe('an event whose time lies past its receipt plus maxFutureSkewMs (issue 28)', () => {
+  const T0 = Date.parse('2026-11-24T12:00:00Z');
+  const MINUTE = 60_000;
+  const FAR = '9999-12-31T23:59:59.999Z';
+  const iso = (ms: number) => new Date(ms).toISOString();
+  /** An access-pass event of `pass` dated `time` exactly as written. */
+  const dated = (pass: string, time: string) => ({ ...passEvent(pass, 0), time });
+  let clock = T0;
+  let spy: jest.SpyInstance | undefined;
+  beforeEach(() => {
+    clock = T0;
+    // The receipt is read from the clock: held still, so no outcome depends on the machine's speed.
+    spy = jest.spyOn(Date, 'now').mockImplementation(() => clock);
+  });
+  afterEach(() => spy?.mockRestore());
+
+  it('runs its handlers, but holds the mark at that bound: later real events still run; logged once a minute, counted', async () => {
+    const registry = new Registry();
+    const metrics = prometheusMetrics({ registry });
+    const logger = captureLogger();
+    const { router, seen } = orderedRouter();
+    const records: DeliveryRecord[] = [];
+    const { send } = receiver(router, undefined, {
+      maxFutureSkewMs: MINUTE,
+      logger,
+      onDelivery: Object.assign((r: DeliveryRecord) => void (records.push(r), metrics(r)), {
+        onBookkeeping: metrics.onBookkeeping,
+      }),
+    });
+    const pass = newPass();
+    const far = dated(pass, FAR);
+    expect((await send(far)).body.status).toBe('processed');
+    // Held at receipt + 1 min, not at 9999: an event dated within that minute is still older.
+    expect((await send(dated(pass, iso(T0 + MINUTE / 2)))).body.status).toBe('stale');
+    // Ten minutes on, a real event (dated five minutes ago) runs: the entity is not frozen.
+    clock = T0 + 10 * MINUTE;
+    const real = dated(pass, iso(T0 + 5 * MINUTE));
+    expect((await send(real)).body.status).toBe('processed');
+    const again = [dated(pass, FAR), dated(pass, FAR)];
+    for (const event of again) {
+      // Each received a second after the last, so each is held at a later bound than the one before.
+      clock += 1_000;
+      expect((await send(event)).body.status).toBe('processed');
+    }
+    expect(seen).toEqual([far.id, real.id, ...again.map((e) => e.id)]);
+    expect(records.map((r) => r.ordering)).toEqual(['newest', 'stale', 'newest', 'newest', 'newest']);
+    // Three future times; one line per minute says so (the third is held back and counted on the next).
+    const lines = logger.records.filter((r) => r.meta.reason === 'future-time');
+    expect(lines.map((r) => [r.level, r.meta.eventId, r.meta.maxFutureSkewMs])).toEqual([
+      ['warn', far.id, MINUTE],
+      ['warn', again[0]?.id, MINUTE],
+    ]);
+    expect(lines[0]?.message).toMatch(
+      /later than its receipt plus maxFutureSkewMs.*Check the sender's clock/,
+    );
+    expect(await registry.metrics()).toMatch(/^service_webhooks_ordering_future_time_total 3$/m);
+  });
+
+  it('bounds by 5 minutes unless told otherwise, and 0 holds every future time at its receipt', async () => {
+    const { router, seen } = orderedRouter();
+    const byDefault = receiver(router);
+    const pass = newPass();
+    await byDefault.send(dated(pass, FAR));
+    clock = T0 + 5 * MINUTE + 1_000;
+    expect((await byDefault.send(dated(pass, iso(T0 + 5 * MINUTE - 1_000)))).body.status).toBe('stale');
+    expect((await byDefault.send(dated(pass, iso(T0 + 5 * MINUTE + 1)))).body.status).toBe('processed');
+    const exact = receiver(router, undefined, { maxFutureSkewMs: 0 });
+    const other = newPass();
+    clock = T0;
+    await exact.send(dated(other, iso(T0 + 1)));
+    expect((await exact.send(dated(other, iso(T0)))).body.status).toBe('stale');
+    clock = T0 + 2;
+    expect((await exact.send(dated(other, iso(T0 + 2)))).body.status).toBe('processed');
+    expect(seen).toHaveLength(4);
+  });
+
+  it("in a worker, is bounded by the queued delivery's receivedAt: a replay long after is judged as on arrival", async () => {
+    const store = new MemoryStore({ logger: false });
+    const { router, seen } = orderedRouter();
+    const jobs: JobRecord[] = [];
+    const registry = new Registry();
+    const inbox = { name: 'skew', engine: 'bullmq', status: async () => undefined } as unknown as Inbox;
+    const counted = inboxMetrics({ inbox, registry });
+    const core = inboxWorkerCore(
+      router,
+      {
+        idempotency: store,
+        logger: false,
+        maxFutureSkewMs: MINUTE,
+        onJob: (r) => void (jobs.push(r), counted.onJob(r)),
+      },
+      'startWorker',
+      openTelemetryTracing,
+    );
+    const pass = newPass();
+    const R = T0 - 30 * 24 * 60 * MINUTE; // a month before the worker runs these
+    const job = (time: string, receivedAt: number) => {
+      const envelope = dated(pass, time);
+      const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
+      return {
+        ...queuedDelivery(`k-${envelope.id}`, event, () => undefined, null),
+        receivedAt: iso(receivedAt),
+      };
+    };
+    const early = job(iso(R + MINUTE / 2), R);
+    const week = job(iso(R + 7 * 24 * 60 * MINUTE), R + 7 * 24 * 60 * MINUTE);
+    // Dated 9999, received a month ago (a dead letter replayed now): held at R + 2 min, so older than
+    // `week`, as it was when it arrived; judged by the time it runs, it would pass `week` and beyond.
+    const far = job(FAR, R + MINUTE);
+    const recent = job(iso(T0 - MINUTE), T0 - MINUTE);
+    const outcomes = [];
+    for (const d of [early, week, far, recent]) outcomes.push((await core.run(d, 1)).then === 'complete');
+    expect(outcomes).toEqual([true, true, true, true]);
+    expect(jobs.map((r) => [r.outcome, r.futureTime ?? false])).toEqual([
+      ['processed', false],
+      ['processed', false],
+      ['stale', true],
+      ['processed', false],
+    ]);
+    expect(seen).toEqual([early.id, week.id, recent.id]);
+    expect(await registry.metrics()).toMatch(
+      /^service_webhooks_inbox_future_time_total\{queue="skew",type="ag.access_pass.updated"\} 1$/m,
+    );
+    store.close();
   });
 });
 

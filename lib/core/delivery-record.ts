@@ -59,13 +59,15 @@ export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
   /**
    * Called for what the idempotency store's bookkeeping did after an answer: a failed markDone that
    * a background retry recovered (`mark-done-recovered`) or gave up on (`mark-done-failed`), and a
-   * success that found its lease taken over (`lease-lost`).
+   * success that found its lease taken over (`lease-lost`); and an event of an ordered entity whose
+   * `time` lay past its receipt plus `maxFutureSkewMs`, so the entity's mark was held at that bound
+   * (`future-time`).
    */
   onBookkeeping?: (event: BookkeepingEvent) => unknown;
 };
 
 /** What the `onBookkeeping` of a {@link DeliveryListener} is told. */
-export type BookkeepingEvent = 'mark-done-recovered' | 'mark-done-failed' | 'lease-lost';
+export type BookkeepingEvent = 'mark-done-recovered' | 'mark-done-failed' | 'lease-lost' | 'future-time';
 
 /** A record as it starts: nothing read yet, `rejected` until a later stage says otherwise. */
 export function newDeliveryRecord(attemptHeader: string | undefined): DeliveryRecord {

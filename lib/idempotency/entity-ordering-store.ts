@@ -25,8 +25,9 @@ export type EntityLeaseResult =
  * The optional part of a store that `{ ordering: 'newest-wins' }` handlers need: a lease per entity
  * (so two events of one entity never run such a handler at once, across instances) and the entity's
  * newest processed position (so an older event is skipped). Each method is one atomic step, fenced
- * by the lease's token as `claim` / `markDone` / `release` are. Positions compare as byte strings:
- * `time` first (fixed width), then `eventId`.
+ * by the lease's token as `claim` / `markDone` / `release` are. Positions compare as UTF-8 bytes: `time` first
+ * (fixed width), then the id as RedisStore and PostgresStore write it (a long or odd id becomes its
+ * hash), so every store breaks a tie of times the same way (`runStoreContract` checks it).
  */
 export interface EntityOrderingStore {
   /**

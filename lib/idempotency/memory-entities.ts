@@ -1,6 +1,7 @@
 import type { EntityLeaseResult, EntityPosition } from './entity-ordering-store';
 import { EntryQueue, GONE } from './entry-queue';
 import type { EvictionReport } from './eviction-report';
+import { storedPosition } from './store-keys';
 
 /** One entity: its lease (token and end) and its newest processed position, as `time|eventId`. */
 interface EntityEntry {
@@ -11,8 +12,13 @@ interface EntityEntry {
   expires: number;
 }
 
-/** Fixed-width digits, then the id: comparing the texts compares time, then id. */
-const markOf = (position: EntityPosition) => `${position.time}|${position.eventId}`;
+/**
+ * The position as the shared stores write it (the id in its stored, maybe hashed, form), compared as
+ * they compare it (UTF-8 bytes, not UTF-16 code units): one tie between two events is broken the same
+ * way on every store.
+ */
+const markOf = (position: EntityPosition) => storedPosition(position);
+const atOrAfter = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b)) >= 0;
 
 /**
  * The entity operations of {@link MemoryStore}, in a map of their own beside the event keys (so an
@@ -40,7 +46,7 @@ export class MemoryEntities {
   ): EntityLeaseResult {
     const mark = markOf(position);
     const entry = this.#live(key, now);
-    if (entry?.mark != null && entry.mark >= mark) return 'stale';
+    if (entry?.mark != null && atOrAfter(entry.mark, mark)) return 'stale';
     if (entry?.token != null && entry.leaseUntil > now) return 'busy';
     const until = now + leaseMs;
     if (entry === undefined) {
@@ -60,7 +66,7 @@ export class MemoryEntities {
       this.#add({ key, token: null, leaseUntil: 0, mark, expires: now + retentionMs }, now);
       return true;
     }
-    if (entry.mark === null || entry.mark < mark) entry.mark = mark;
+    if (entry.mark === null || !atOrAfter(entry.mark, mark)) entry.mark = mark;
     if (entry.token === token) entry.token = null;
     // Kept for the retention from now, or longer while another delivery's lease runs.
     entry.expires = now + retentionMs;

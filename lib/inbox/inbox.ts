@@ -49,6 +49,15 @@ export interface InboxWorkerOptions {
    * the other defaults.
    */
   entityRetentionMs?: number;
+  /**
+   * How far an event's `time` may lie past the moment the receiver queued it and still place it in
+   * its entity's history (handlers with `{ ordering: 'newest-wins' }`). Measured from the queued
+   * delivery's `receivedAt`, not from when the job runs, so a retry or a replay weeks later is bounded
+   * as it was on arrival. A later `time` still runs the handlers but counts as `receivedAt` + this, so
+   * one event dated 9999 cannot make the entity's real events `stale`; it is logged, and the try's
+   * {@link JobRecord} says `futureTime: true`. Defaults to `300_000` ms (5 minutes), as the receiver's.
+   */
+  maxFutureSkewMs?: number;
   /** Where failures are logged. Defaults to the console. */
   logger?: Logger | false;
   /**
@@ -75,6 +84,11 @@ export interface JobRecord {
   durationMs: number;
   /** How long the event waited, from the receiver queueing it to this try starting. */
   queuedMs: number;
+  /**
+   * Set when the event's `time` lay past its receipt plus `maxFutureSkewMs`: its ordered handlers ran
+   * (or it was `stale`) with the entity's mark held at that bound.
+   */
+  futureTime?: true;
 }
 
 /** A running worker. */

@@ -25,6 +25,7 @@ interface Metrics {
   inboxes: Set<Inbox>;
   attempts: Counter<'queue' | 'type' | 'outcome'>;
   jobSeconds: Histogram<'queue' | 'type' | 'outcome'>;
+  futureTime: Counter<'queue' | 'type'>;
 }
 
 const KEYS = ['inbox', 'registry', 'prefix'];
@@ -98,6 +99,12 @@ function createMetrics(registry: Registry, prefix: string): Metrics {
         labelNames: ['queue', 'type', 'outcome'],
         registers: [registry],
       }),
+      futureTime: new Counter({
+        name: `${prefix}inbox_future_time_total`,
+        help: "Tries of queued events whose time lay past their receipt plus maxFutureSkewMs: the entity's newest mark was held at that bound.",
+        labelNames: ['queue', 'type'],
+        registers: [registry],
+      }),
     };
   } catch (error) {
     throw new OptionsError(
@@ -132,6 +139,7 @@ export function inboxMetrics(options: InboxMetricsOptions): InboxMetrics {
       const labels = { queue, type: typeLabel(record.type), outcome: record.outcome };
       metrics.attempts.inc(labels);
       metrics.jobSeconds.observe(labels, record.durationMs / 1000);
+      if (record.futureTime === true) metrics.futureTime.inc({ queue, type: labels.type });
     },
   };
 }

@@ -33,6 +33,7 @@ interface Metrics {
   storeErrors: Counter;
   bookkeeping: Counter<'event'>;
   ordering: Counter<'type' | 'decision'>;
+  futureTime: Counter;
 }
 
 const KEYS = ['registry', 'prefix', 'buckets'];
@@ -106,6 +107,11 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
         labelNames: ['type', 'decision'],
         registers,
       }),
+      futureTime: new Counter({
+        name: `${prefix}ordering_future_time_total`,
+        help: "Events of an ordered entity whose time lay past their receipt plus maxFutureSkewMs: their ordered handlers ran, but the entity's newest mark was held at that bound.",
+        registers,
+      }),
     };
   } catch (error) {
     throw new OptionsError(
@@ -147,7 +153,8 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
     }
   } as PrometheusMetrics;
   listener.onBookkeeping = function bookkeeping(event: BookkeepingEvent): void {
-    metrics.bookkeeping.inc({ event });
+    if (event === 'future-time') metrics.futureTime.inc();
+    else metrics.bookkeeping.inc({ event });
   };
   listener.onRequestStart = function requestStarted(): void {
     open++;

@@ -4,6 +4,7 @@ import type {
   EntityPosition,
 } from '../idempotency/entity-ordering-store';
 import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
+import { storeAnswer, unexpectedAnswer } from '../idempotency/store-answer';
 import { storedKey, storedPosition } from '../idempotency/store-keys';
 import { checkStoreOptions, storeOptionsError, wholePositive } from '../idempotency/store-options';
 import { postgresSql, type PostgresSql } from './postgres-sql';
@@ -97,8 +98,8 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
     this.#cleanupWhenDue();
     const { rows } = await this.#query('claim', this.#sql.claim, [storedKey(key), token, leaseMs]);
-    const answer = Number((rows[0] as { result?: unknown } | undefined)?.result ?? 1);
-    return CLAIM_RESULTS[answer] ?? 'busy';
+    // No row: one claimed at the same instant, not yet visible to this statement's snapshot (busy).
+    return this.#answer('claim', rows, 'result', CLAIM_RESULTS, 'busy');
   }
 
   async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
@@ -119,8 +120,7 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     this.#cleanupWhenDue();
     const values = [storedKey(key), token, leaseMs, storedPosition(position)];
     const { rows } = await this.#query('leaseEntity', this.#sql.leaseEntity, values);
-    const answer = Number((rows[0] as { result?: unknown } | undefined)?.result ?? 2);
-    return LEASE_RESULTS[answer] ?? 'busy';
+    return this.#answer('leaseEntity', rows, 'result', LEASE_RESULTS, 'busy');
   }
 
   async advanceEntity(
@@ -131,7 +131,9 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
   ): Promise<boolean> {
     const values = [storedKey(key), token, storedPosition(position), retentionMs];
     const { rows } = await this.#query('advanceEntity', this.#sql.advanceEntity, values);
-    return (rows[0] as { released?: unknown } | undefined)?.released !== false;
+    const released = (rows[0] as { released?: unknown } | undefined)?.released;
+    if (typeof released !== 'boolean') throw unexpectedAnswer('PostgresStore', 'advanceEntity', released);
+    return released;
   }
 
   async releaseEntity(key: string, token: string): Promise<void> {
@@ -162,6 +164,14 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     if (Date.now() - this.#lastCleanup < this.#cleanupIntervalMs) return;
     // A failed cleanup only leaves rows for the next one; the request never waits on it.
     this.cleanup().catch(() => undefined);
+  }
+
+  /** The one row's `column` read by the stores' one rule (storeAnswer); `none` when there is no row. */
+  #answer<T>(what: string, rows: unknown[], column: string, results: readonly T[], none: T): T {
+    if (rows.length === 0) return none;
+    const value = (rows[0] as Record<string, unknown>)[column];
+    if (rows.length > 1) throw unexpectedAnswer('PostgresStore', what, `${rows.length} rows`);
+    return storeAnswer('PostgresStore', what, value, results);
   }
 
   async #query(what: string, text: string, values?: unknown[]) {

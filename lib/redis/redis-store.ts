@@ -17,6 +17,7 @@ import {
   SCRIPTS,
   type RedisScript,
 } from './redis-scripts';
+import { storeAnswer, unexpectedAnswer } from '../idempotency/store-answer';
 import { storedKey, storedPosition } from '../idempotency/store-keys';
 import { checkStoreOptions, storeOptionsError } from '../idempotency/store-options';
 
@@ -44,6 +45,8 @@ export interface RedisStoreOptions {
 const KNOWN_KEYS = ['sendCommand', 'prefix', 'logger'] as const;
 const CLAIM_RESULTS: readonly ClaimResult[] = ['claimed', 'busy', 'done'];
 const LEASE_RESULTS: readonly EntityLeaseResult[] = ['leased', 'stale', 'busy'];
+/** markDone and advanceEntity: 0 another token holds the key, 1 applied. */
+const APPLIED: readonly boolean[] = [false, true];
 /** Entity keys live under their own word: an event key starts with a digit or `#`, never with it. */
 const ENTITY = 'entity:';
 
@@ -90,16 +93,17 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    const answer = Number(await this.#run(CLAIM, this.#key(key), token, px(leaseMs)));
-    const result = CLAIM_RESULTS[answer];
-    if (result === undefined) throw this.#unexpected('claim', answer);
-    return result;
+    return storeAnswer(
+      'RedisStore',
+      'claim',
+      await this.#run(CLAIM, this.#key(key), token, px(leaseMs)),
+      CLAIM_RESULTS,
+    );
   }
 
   async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
-    const answer = Number(await this.#run(MARK_DONE, this.#key(key), token, px(retentionMs)));
-    if (answer !== 0 && answer !== 1) throw this.#unexpected('markDone', answer);
-    return answer === 1;
+    const answer = await this.#run(MARK_DONE, this.#key(key), token, px(retentionMs));
+    return storeAnswer('RedisStore', 'markDone', answer, APPLIED);
   }
 
   async release(key: string, token: string): Promise<void> {
@@ -112,12 +116,14 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     leaseMs: number,
     position: EntityPosition,
   ): Promise<EntityLeaseResult> {
-    const answer = Number(
-      await this.#run(LEASE_ENTITY, this.#entityKey(key), token, px(leaseMs), storedPosition(position)),
+    const answer = await this.#run(
+      LEASE_ENTITY,
+      this.#entityKey(key),
+      token,
+      px(leaseMs),
+      storedPosition(position),
     );
-    const result = LEASE_RESULTS[answer];
-    if (result === undefined) throw this.#unexpected('leaseEntity', answer);
-    return result;
+    return storeAnswer('RedisStore', 'leaseEntity', answer, LEASE_RESULTS);
   }
 
   async advanceEntity(
@@ -126,11 +132,14 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     position: EntityPosition,
     retentionMs: number,
   ): Promise<boolean> {
-    const answer = Number(
-      await this.#run(ADVANCE_ENTITY, this.#entityKey(key), token, storedPosition(position), px(retentionMs)),
+    const answer = await this.#run(
+      ADVANCE_ENTITY,
+      this.#entityKey(key),
+      token,
+      storedPosition(position),
+      px(retentionMs),
     );
-    if (answer !== 0 && answer !== 1) throw this.#unexpected('advanceEntity', answer);
-    return answer === 1;
+    return storeAnswer('RedisStore', 'advanceEntity', answer, APPLIED);
   }
 
   async releaseEntity(key: string, token: string): Promise<void> {
@@ -143,7 +152,7 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     const text = String(value);
     if (text === 'd') return 'done';
     if (text.startsWith('p:')) return 'processing';
-    throw this.#unexpected('get', text.slice(0, 20));
+    throw unexpectedAnswer('RedisStore', 'get', text);
   }
 
   #key(key: string): string {
@@ -219,11 +228,5 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   #failed(what: string, error: unknown): Error {
     const reason = error instanceof Error ? error.message : String(error);
     return new Error(`[service-webhooks] RedisStore: ${what} failed: ${reason}`, { cause: error });
-  }
-
-  #unexpected(what: string, answer: unknown): Error {
-    return new Error(
-      `[service-webhooks] RedisStore: ${what} got an unexpected answer (${String(answer)}); is the prefix shared with other data?`,
-    );
   }
 }

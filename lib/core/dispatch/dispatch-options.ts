@@ -32,6 +32,14 @@ export interface DispatchEventOptions {
    * the handlers run inside the request.
    */
   inbox?: Inbox;
+  /**
+   * How far an event's `time` may lie past the moment it was received (the sender's clock ahead of
+   * ours) and still place it in its entity's history, for `{ ordering: 'newest-wins' }` handlers. A
+   * later `time` (one dated 9999, say) still runs the handlers, but counts as received + this, so it
+   * cannot make every real event after it `stale`; it is logged and counted (`future-time`).
+   * Defaults to `300_000` ms (5 minutes).
+   */
+  maxFutureSkewMs?: number;
 }
 
 export const DISPATCH_OPTION_KEYS = [
@@ -40,6 +48,7 @@ export const DISPATCH_OPTION_KEYS = [
   'retryAfterSeconds',
   'logger',
   'inbox',
+  'maxFutureSkewMs',
 ] as const;
 
 export interface ResolvedDispatchOptions {
@@ -52,10 +61,15 @@ export interface ResolvedDispatchOptions {
   scope: string;
   store: IdempotencyStore | false;
   inbox: Inbox | undefined;
+  maxFutureSkewMs: number;
 }
+
+/** Clocks that disagree by more than this are broken, not skewed; a few minutes is the default. */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
 
 /** The Service's 6-hour retry window and a margin: no delivery of an event comes again after it. */
 export const RETRY_WINDOW_MS = 7 * 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
 /** setTimeout's largest delay; a longer one fires at once. */
 const MAX_DELAY = 2 ** 31 - 1;
 
@@ -65,6 +79,19 @@ function positive(value: unknown, name: string, where: string, max = Number.MAX_
       'ERR_SW_TIMEOUT',
       where,
       `${name} must be a positive number of milliseconds${max === MAX_DELAY ? ' up to 2^31-1' : ''} (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+/** A skew of 0 is allowed (a `time` never ahead of its receipt); at most a day, or it bounds little. */
+function futureSkew(value: unknown, where: string): number {
+  if (value === undefined) return DEFAULT_MAX_FUTURE_SKEW_MS;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > DAY_MS) {
+    throw new OptionsError(
+      'ERR_SW_TIMEOUT',
+      where,
+      `maxFutureSkewMs must be a number of milliseconds from 0 to 86_400_000 (a day), e.g. 300_000 for 5 minutes (got ${String(value)})`,
     );
   }
   return value;
@@ -131,5 +158,16 @@ export function resolveDispatchOptions(
     where,
   );
   const inbox = checkInbox(options.inbox, where);
-  return { timeoutMs, leaseMs, retentionMs, storeTimeoutMs, retryAfter, scope, store, inbox };
+  const maxFutureSkewMs = futureSkew(options.maxFutureSkewMs, where);
+  return {
+    timeoutMs,
+    leaseMs,
+    retentionMs,
+    storeTimeoutMs,
+    retryAfter,
+    scope,
+    store,
+    inbox,
+    maxFutureSkewMs,
+  };
 }

@@ -22,11 +22,33 @@ export function sortableTime(time: string): string | null {
   const offsetMs = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
   const ms = date.getTime() - offsetMs;
   if (!Number.isFinite(ms)) return null;
-  return String(ms + SHIFT).padStart(16, '0') + fraction.slice(3, 9).padEnd(6, '0');
+  return sortableMs(ms) + fraction.slice(3, 9).padEnd(6, '0');
 }
 
-/** The event's place in its entity's history, or null when it has no `time` to order by. */
-export function eventPosition(event: { id: string; time: string | null }): EntityPosition | null {
+/** Epoch milliseconds as the first 16 digits of {@link sortableTime}. */
+const sortableMs = (ms: number) => String(ms + SHIFT).padStart(16, '0');
+
+/** An event's position, and whether its `time` lay past the latest instant allowed and was held there. */
+export interface BoundedPosition extends EntityPosition {
+  /** True when the event's `time` was later than `latestMs`: its position is `latestMs` instead. */
+  future: boolean;
+}
+
+/**
+ * The event's place in its entity's history, or null when it has no `time` to order by. A `time`
+ * after `latestMs` (epoch milliseconds: when it was received, plus the allowed skew) counts as
+ * `latestMs`: one event dated 9999 must not become the entity's newest for as long as the mark is kept.
+ */
+export function eventPosition(
+  event: { id: string; time: string | null },
+  latestMs = Number.POSITIVE_INFINITY,
+): BoundedPosition | null {
   const time = event.time === null ? null : sortableTime(event.time);
-  return time === null ? null : { time, eventId: event.id };
+  if (time === null) return null;
+  // Both are fixed-width digits, so the texts compare as the instants do; a latest past the years
+  // sortableTime can write (or not finite) bounds nothing.
+  const latest = Number.isFinite(latestMs) ? sortableMs(Math.floor(latestMs)) + '999999' : undefined;
+  if (latest === undefined || latest.length !== time.length || time <= latest)
+    return { time, eventId: event.id, future: false };
+  return { time: latest, eventId: event.id, future: true };
 }

@@ -24,6 +24,7 @@ const WORKER_OPTION_KEYS = [
   'idempotency',
   'timeoutMs',
   'entityRetentionMs',
+  'maxFutureSkewMs',
   'logger',
   'onJob',
 ];
@@ -113,6 +114,7 @@ export function inboxWorkerCore(
       },
       timeoutMs,
       logger: options.logger,
+      maxFutureSkewMs: options.maxFutureSkewMs,
     },
     where,
   );
@@ -163,7 +165,8 @@ export function inboxWorkerCore(
     delayAfter,
     async run(delivery, attempt) {
       const started = Date.now();
-      const disposition = dispose(await runQueuedEvent(context, delivery, attempt), attempt, delivery);
+      const result = await runQueuedEvent(context, delivery, attempt);
+      const disposition = dispose(result, attempt, delivery);
       if (onJob !== undefined)
         report({
           eventId: delivery.id,
@@ -177,6 +180,7 @@ export function inboxWorkerCore(
                 : disposition.then,
           durationMs: Date.now() - started,
           queuedMs: Math.max(0, started - Date.parse(delivery.receivedAt)),
+          ...(result.futureTime === true ? { futureTime: true } : {}),
         });
       return disposition;
     },

@@ -18,9 +18,9 @@ export type GuardedRun =
    * `'stale'` when they were skipped and only the others ran, absent when none is ordered or the
    * event has no entity or no `time` (then every handler ran, unguarded).
    */
-  | { kind: 'ran'; outcome: Outcome; ordering?: 'newest' | 'stale' }
+  | { kind: 'ran'; outcome: Outcome; ordering?: 'newest' | 'stale'; futureTime?: true }
   /** Older than the entity's newest processed event, and every matching handler is ordered: none ran. */
-  | { kind: 'stale' }
+  | { kind: 'stale'; futureTime?: true }
   /** Another event of the entity is running its ordered handlers: nothing ran; try again later. */
   | { kind: 'busy' }
   /** The store failed or did not answer in time: nothing ran. */
@@ -46,6 +46,11 @@ export interface OrderingGuardOptions {
   leaseMs: number;
   retentionMs: number;
   storeTimeoutMs: number;
+  /**
+   * How far past its receipt an event's `time` may lie and still be its position: a later `time`
+   * counts as receipt + this (`futureTime` on the answer), so it cannot freeze the entity.
+   */
+  maxFutureSkewMs: number;
 }
 
 export interface OrderingGuard {
@@ -55,13 +60,16 @@ export interface OrderingGuard {
    * (releasing the lease) only if they all succeed. Never rejects. The caller settles the event's own
    * idempotency claim from the answer. A queue worker calls it the same way, when it runs the job:
    * `ran` ok or `stale` completes the job, `ran` failed fails it (retried), `busy` and `unavailable`
-   * put it back for later without counting a failure of the handlers.
+   * put it back for later without counting a failure of the handlers. `receivedAt` (epoch ms) is when
+   * the receiver took the event in: a worker gives the queued delivery's, so a replay weeks later is
+   * bounded as it was when it arrived.
    */
   run(
     event: AnyWebhookEvent,
     matched: MatchedHandlers,
     runHandlers: (handlers: readonly EventHandler<AnyWebhookEvent>[]) => Promise<Outcome>,
     linger?: (background: Promise<void>) => void,
+    receivedAt?: number,
   ): Promise<GuardedRun>;
 }
 
@@ -89,11 +97,23 @@ export function orderingGuard(
     event: AnyWebhookEvent,
     matched: MatchedHandlers,
     runHandlers: (handlers: readonly EventHandler<AnyWebhookEvent>[]) => Promise<Outcome>,
-    linger?: (background: Promise<void>) => void,
+    linger: ((background: Promise<void>) => void) | undefined,
+    receivedAt: number,
   ): Promise<GuardedRun> {
-    const position = eventPosition(event);
-    if (position === null || event.entity === null) {
+    const bounded = eventPosition(event, receivedAt + options.maxFutureSkewMs);
+    if (bounded === null || event.entity === null) {
       return { kind: 'ran', outcome: await safely(() => runHandlers(matched.handlers)) };
+    }
+    const position = { time: bounded.time, eventId: bounded.eventId };
+    const future = bounded.future ? ({ futureTime: true } as const) : {};
+    if (bounded.future) {
+      onBookkeeping?.('future-time');
+      warn(
+        'warn',
+        'future-time',
+        { eventId: event.id, type: event.type, time: event.time, maxFutureSkewMs: options.maxFutureSkewMs },
+        "an event's time is later than its receipt plus maxFutureSkewMs: its ordered handlers run, but the entity's newest mark is held at that bound. Check the sender's clock",
+      );
     }
     if (leases === undefined) {
       log.error({ eventId: event.id, type: event.type }, unsupported().message);
@@ -108,25 +128,26 @@ export function orderingGuard(
         { eventId: event.id, type: event.type, entity: event.entity, time: event.time },
         'stale: the entity already processed a newer event; its ordered handlers are skipped',
       );
-      if (matched.unordered.length === 0) return { kind: 'stale' };
+      if (matched.unordered.length === 0) return { kind: 'stale', ...future };
       return {
         kind: 'ran',
         outcome: await safely(() => runHandlers(matched.unordered)),
         ordering: 'stale',
+        ...future,
       };
     }
     const outcome = await safely(() => runHandlers(matched.handlers));
     await (outcome.ok
       ? leases.advance(key, token, position, event.id, linger)
       : leases.release(key, token, event.id));
-    return { kind: 'ran', outcome, ordering: 'newest' };
+    return { kind: 'ran', outcome, ordering: 'newest', ...future };
   }
 
   return {
-    run(event, matched, runHandlers, linger) {
+    run(event, matched, runHandlers, linger, receivedAt = Date.now()) {
       // Without ordered handlers (the common case, every delivery) nothing is decided: no async layer.
       if (matched.ordered.length === 0) return runHandlers(matched.handlers).then(ran, thrown);
-      return guarded(event, matched, runHandlers, linger);
+      return guarded(event, matched, runHandlers, linger, receivedAt);
     },
   };
 }

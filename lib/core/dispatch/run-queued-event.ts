@@ -15,7 +15,7 @@ import { runHandlers } from './run-handlers';
 import type { TracingHooks } from '../tracing';
 
 /** How one try of a queued event ended. */
-export type QueuedRunResult =
+export type QueuedRunResult = (
   | { ok: true; status: 'processed' | 'unhandled' | 'duplicate' | 'stale' }
   | {
       ok: false;
@@ -31,7 +31,11 @@ export type QueuedRunResult =
        * lease bounds the wait).
        */
       putBack?: true;
-    };
+    }
+) & {
+  /** Set when the event's `time` lay past its receipt plus the allowed skew (the guard held its mark). */
+  futureTime?: true;
+};
 
 /** What the worker gives every try: the store that makes effects happen once, and the bounds. */
 export interface QueuedRunContext {
@@ -104,8 +108,14 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
   }
   const matched = router.match(event.type);
   const ctx = new DeliveryContext((name) => delivery.headers[name.toLowerCase()], log);
-  const work = context.guard.run(event, matched, (handlers) =>
-    runHandlers(router, handlers, event, ctx, context.tracing),
+  // Bounded by when the receiver took the event in, so a replay weeks later is not judged by today.
+  const receivedAt = Date.parse(delivery.receivedAt);
+  const work = context.guard.run(
+    event,
+    matched,
+    (handlers) => runHandlers(router, handlers, event, ctx, context.tracing),
+    undefined,
+    Number.isFinite(receivedAt) ? receivedAt : Date.now(),
   );
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
@@ -121,7 +131,10 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
     return { ok: false, error, retryLater: undefined, permanent: false };
   }
   if (store !== undefined) await store.settle(key, token, claimOutcome(first), event.id, () => undefined);
-  return tryResult(first, matched.handled);
+  const result = tryResult(first, matched.handled);
+  return first.kind !== 'busy' && first.kind !== 'unavailable' && first.futureTime === true
+    ? { ...result, futureTime: true }
+    : result;
 }
 
 /** What a try came to, from what the ordering guard decided and the handlers did. */

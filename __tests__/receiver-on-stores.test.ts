@@ -1,0 +1,328 @@
+// The receiver as a user meets it, through each door, on each of the three stores: what the store
+// decides (order, fencing, the retried markDone) must not depend on which store it is.
+import { Pool } from 'pg';
+import { createClient } from 'redis';
+import {
+  createEventRouter,
+  MemoryStore,
+  type AnyWebhookEvent,
+  type EntityOrderingStore,
+  type IdempotencyStore,
+  type ReceiverOptions,
+} from '../lib';
+import { PostgresStore } from '../lib/postgres';
+import { RedisStore } from '../lib/redis';
+import { buildEvent } from '../lib/testing';
+import { delivery, issued, sleep, TOKEN } from './support/contract-rows';
+import { DOORS, fetchDoor, type Door, type OpenDoor } from './support/doors';
+import { gate } from './support/gate';
+import { pollUntil } from './support/poll-until';
+import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
+import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
+
+interface StoreKind {
+  name: string;
+  describe: (name: string, body: () => void) => void;
+  /** Starts what the store needs (once per file) and gives the store. */
+  open(): Promise<IdempotencyStore>;
+  close(): Promise<void>;
+}
+
+type RedisClient = ReturnType<typeof createClient>;
+let redis: { server: RedisServer; client: RedisClient } | undefined;
+let postgres: { server: PostgresServer; pool: Pool } | undefined;
+let memory: MemoryStore | undefined;
+
+const KINDS: StoreKind[] = [
+  {
+    name: 'MemoryStore',
+    describe,
+    open: async () => (memory = new MemoryStore({ logger: false })),
+    close: async () => memory?.close(),
+  },
+  {
+    name: 'RedisStore',
+    describe: describeWithRedis,
+    async open() {
+      const server = await startRedisServer();
+      const client: RedisClient = createClient({ url: server.url });
+      redis = { server, client };
+      await client.connect();
+      return new RedisStore({ sendCommand: (...args) => client.sendCommand(args), logger: false });
+    },
+    async close() {
+      redis?.client.destroy();
+      await redis?.server.close();
+    },
+  },
+  {
+    name: 'PostgresStore',
+    describe: describeWithPostgres,
+    async open() {
+      const server = await startPostgresServer();
+      const pool = new Pool({ connectionString: server.url, max: 10 });
+      postgres = { server, pool };
+      const store = new PostgresStore({ pool });
+      await store.setup();
+      return store;
+    },
+    async close() {
+      await postgres?.pool.end();
+      await postgres?.server.close();
+    },
+  },
+];
+
+let passes = 0;
+/** An access pass no other test uses. */
+const newPass = () => `pass-${process.pid}-${++passes}`;
+
+/** Pairs of times, each as a sender may write it, and what the second one is to the first. */
+const TIMES: [string, string, string, 'stale' | 'processed'][] = [
+  ['an offset east, earlier than a later Z', '2026-01-01T09:00:00Z', '2026-01-01T10:00:00+02:00', 'stale'],
+  [
+    'a Z, later than an earlier offset east',
+    '2026-01-01T10:00:00+02:00',
+    '2026-01-01T09:00:00Z',
+    'processed',
+  ],
+  [
+    'an offset west, later than an earlier Z',
+    '2026-01-01T10:00:00Z',
+    '2026-01-01T06:00:00-05:00',
+    'processed',
+  ],
+  ['a shorter fraction, earlier', '2026-01-01T10:00:00.5Z', '2026-01-01T10:00:00.25Z', 'stale'],
+  ['a longer fraction, later', '2026-01-01T10:00:00.25Z', '2026-01-01T10:00:00.5Z', 'processed'],
+  ['a fraction, later than none', '2026-01-01T10:00:00Z', '2026-01-01T10:00:00.25Z', 'processed'],
+  ['none, earlier than a fraction', '2026-01-01T10:00:00.25Z', '2026-01-01T10:00:00Z', 'stale'],
+  [
+    'nanoseconds, later than milliseconds',
+    '2026-01-01T10:00:00.001Z',
+    '2026-01-01T10:00:00.001000001Z',
+    'processed',
+  ],
+  // One instant written two ways: the id breaks the tie, and the second's ("a…") sorts first.
+  ['the same instant, a lesser id', '2026-01-01T10:00:00.000Z', '2026-01-01T11:00:00+01:00', 'stale'],
+];
+
+for (const kind of KINDS) {
+  kind.describe(`a receiver on ${kind.name}`, () => {
+    let store: IdempotencyStore;
+    let open: OpenDoor[] = [];
+    beforeAll(async () => void (store = await kind.open()), 60_000);
+    afterAll(() => kind.close());
+    afterEach(async () => {
+      await Promise.all(open.map((d) => d.close()));
+      open = [];
+    });
+    const start = async (door: Door, options: Partial<ReceiverOptions>) => {
+      const d = await door.open({
+        bearerTokens: [TOKEN],
+        router: createEventRouter(),
+        logger: false,
+        idempotency: store,
+        ...options,
+      });
+      open.push(d);
+      return d;
+    };
+    /** A receiver whose one handler is ordered, and the ids it saw. */
+    const ordered = async () => {
+      const seen: string[] = [];
+      const router = createEventRouter().on(
+        'ag.access_pass.updated',
+        (event: AnyWebhookEvent) => void seen.push(event.id),
+        { ordering: 'newest-wins' },
+      );
+      return { d: await start(fetchDoor, { router }), seen };
+    };
+
+    it.each(TIMES)('orders by the instant: %s (%s, then %s) → %s', async (_name, first, second, expected) => {
+      const { d, seen } = await ordered();
+      const pass = newPass();
+      // The time as sent, not as the test kit writes it (milliseconds, in UTC).
+      const a = { ...buildEvent('ag.access_pass.updated', { id: pass }, { id: `b-${pass}` }), time: first };
+      const b = { ...buildEvent('ag.access_pass.updated', { id: pass }, { id: `a-${pass}` }), time: second };
+      const answers = [await d.send(delivery(a)), await d.send(delivery(b))];
+      expect(answers.map((r) => [r.status, JSON.parse(r.text).status])).toEqual([
+        [200, 'processed'],
+        [200, expected],
+      ]);
+      expect(seen).toEqual(expected === 'stale' ? [a.id] : [a.id, b.id]);
+    });
+
+    it('breaks a tie of times by the id in UTF-8 byte order, as every store does (U+FFFD before 😀)', async () => {
+      const { d, seen } = await ordered();
+      const pass = newPass();
+      const time = '2026-01-01T10:00:00Z';
+      const [first, second] = [`\uFFFD-${pass}`, `😀-${pass}`].map((id) => ({
+        ...buildEvent('ag.access_pass.updated', { id: pass }, { id }),
+        time,
+      })) as [ReturnType<typeof buildEvent>, ReturnType<typeof buildEvent>];
+      const answers = [await d.send(delivery(first)), await d.send(delivery(second))];
+      expect(answers.map((r) => JSON.parse(r.text).status)).toEqual(['processed', 'processed']);
+      expect(seen).toEqual([first.id, second.id]);
+    });
+
+    describe.each(DOORS)('through $name', (door) => {
+      it('fences a run that outlived its lease: its success does not mark done the event another run failed', async () => {
+        let run = 0;
+        const first = gate('the first run may succeed');
+        const second = gate('the second run may fail');
+        const router = createEventRouter().on('ag.access_pass.issued', async () => {
+          const mine = ++run;
+          if (mine === 1) await first.opened; // outlives its lease, then succeeds
+          if (mine === 2) {
+            await second.opened; // took the lease over; fails after the first run succeeded
+            throw new Error('the second run fails');
+          }
+        });
+        const bookkeeping: string[] = [];
+        const onDelivery = Object.assign(() => undefined, {
+          onBookkeeping: (e: string) => void bookkeeping.push(e),
+        });
+        // a answers 503 at once and loses its lease soon; b waits for its handler, so it answers 500.
+        const a = await start(door, {
+          idempotency: { store, leaseMs: 100 },
+          timeoutMs: 20,
+          router,
+          onDelivery,
+        });
+        const b = await start(door, { idempotency: { store, leaseMs: 10_000 }, timeoutMs: 5_000, router });
+        const event = issued({}, `evt_overrun_${newPass()}`);
+        expect((await a.send(delivery(event))).status).toBe(503); // past timeoutMs, still running
+        await sleep(150); // the 100 ms lease ran out: a wait on the clock itself (the store's too)
+        const retried = b.send(delivery(event));
+        await pollUntil('the second door took the lease over and ran the handler', () => run === 2);
+        first.open();
+        await a.drain({ timeoutMs: 5000 });
+        expect(bookkeeping).toEqual(['lease-lost']);
+        second.open();
+        expect((await retried).status).toBe(500);
+        // Not acknowledged: the Service's next attempt runs the handler again, not "duplicate".
+        const third = await b.send(delivery(event));
+        expect([third.status, JSON.parse(third.text).status]).toEqual([200, 'processed']);
+        expect(run).toBe(3);
+      });
+
+      it("retries a failed advance of the entity's mark in the background, so an older event is then stale, not held off", async () => {
+        const entities = store as IdempotencyStore & EntityOrderingStore;
+        let failures = 2;
+        const flaky: IdempotencyStore & EntityOrderingStore = {
+          claim: (...args) => entities.claim(...args),
+          markDone: (...args) => entities.markDone(...args),
+          release: (...args) => entities.release(...args),
+          get: (key) => entities.get(key),
+          leaseEntity: (...args) => entities.leaseEntity(...args),
+          releaseEntity: (...args) => entities.releaseEntity(...args),
+          advanceEntity: (...args) =>
+            failures-- > 0 ? Promise.reject(new Error('connection reset')) : entities.advanceEntity(...args),
+        };
+        const seen: string[] = [];
+        const router = createEventRouter().on(
+          'ag.access_pass.updated',
+          (event: AnyWebhookEvent) => void seen.push(event.id),
+          { ordering: 'newest-wins' },
+        );
+        const d = await start(door, { idempotency: flaky, router });
+        const pass = newPass();
+        const at = (second: number) =>
+          buildEvent('ag.access_pass.updated', { id: pass }, { time: `2026-01-01T10:00:0${second}Z` });
+        const newer = at(5);
+        expect(JSON.parse((await d.send(delivery(newer))).text)).toMatchObject({ status: 'processed' });
+        expect(await d.drain({ timeoutMs: 10_000 })).toMatchObject({ drained: true });
+        // Without the retry the entity stays leased for a minute: the older event would get 409.
+        const older = await d.send(delivery(at(4)));
+        expect([older.status, JSON.parse(older.text).status]).toEqual([200, 'stale']);
+        expect([failures, seen]).toEqual([-1, [newer.id]]);
+      });
+
+      it('retries a failed markDone in the background, holding the event meanwhile, until it is recorded', async () => {
+        let failures = 2;
+        const flaky: IdempotencyStore = {
+          claim: (...args) => store.claim(...args),
+          release: (...args) => store.release(...args),
+          get: (key) => store.get(key),
+          markDone: (...args) =>
+            failures-- > 0 ? Promise.reject(new Error('connection reset')) : store.markDone(...args),
+        };
+        let runs = 0;
+        const router = createEventRouter().on('ag.access_pass.issued', () => void runs++);
+        const bookkeeping: string[] = [];
+        const onDelivery = Object.assign(() => undefined, {
+          onBookkeeping: (e: string) => void bookkeeping.push(e),
+        });
+        const d = await start(door, { idempotency: flaky, router, onDelivery });
+        const event = issued({}, `evt_markdone_${newPass()}`);
+        expect(JSON.parse((await d.send(delivery(event))).text)).toMatchObject({ status: 'processed' });
+        expect((await d.send(delivery(event))).status).toBe(409);
+        expect(await d.drain({ timeoutMs: 10_000 })).toMatchObject({ drained: true });
+        expect(bookkeeping).toEqual(['mark-done-recovered']);
+        // Recorded in the store itself: another receiver on it sees a duplicate and runs nothing.
+        const other = await start(door, { router });
+        expect(JSON.parse((await other.send(delivery(event))).text)).toMatchObject({ status: 'duplicate' });
+        expect(runs).toBe(1);
+      });
+    });
+  });
+}
+
+/** A store over a backend that answers every script or statement with `reply`. */
+const confused: [string, (reply: unknown) => IdempotencyStore][] = [
+  [
+    'RedisStore',
+    (reply) =>
+      new RedisStore({
+        logger: false,
+        sendCommand: async (command) => (command === 'EVALSHA' ? reply : 'OK'),
+      }),
+  ],
+  [
+    'PostgresStore',
+    (reply) =>
+      new PostgresStore({
+        pool: { query: async () => ({ rows: [{ result: reply, released: reply }] }) },
+      }),
+  ],
+];
+const REPLIES: unknown[] = [7, -1, null, '', 'OK', '0 ', 1.5];
+
+describe('the shared stores read an answer by one rule: what is not a known answer throws', () => {
+  it.each(confused.flatMap(([name, make]) => REPLIES.map((reply) => [name, reply, make] as const)))(
+    '%s answered %j: every call rejects, naming the store',
+    async (name, reply, make) => {
+      const store = make(reply) as IdempotencyStore & RedisStore;
+      const position = { time: '0'.repeat(22), eventId: 'e' };
+      const calls = {
+        claim: () => store.claim('k', 't', 1000),
+        leaseEntity: () => store.leaseEntity('k', 't', 1000, position),
+        advanceEntity: () => store.advanceEntity('k', 't', position, 1000),
+      };
+      for (const call of Object.values(calls))
+        await expect(call()).rejects.toThrow(
+          new RegExp(`^\\[service-webhooks\\] ${name}: \\w+ got an unexpected answer`),
+        );
+    },
+  );
+
+  it.each(confused.flatMap(([name, make]) => [null, 7].map((reply) => [name, reply, make] as const)))(
+    'a receiver on %s answered %j: 503, unacknowledged, and no handler runs',
+    async (_name, reply, make) => {
+      let runs = 0;
+      const router = createEventRouter().on('ag.access_pass.issued', () => void runs++);
+      const d = await fetchDoor.open({
+        bearerTokens: [TOKEN],
+        router,
+        logger: false,
+        idempotency: make(reply),
+      });
+      const answer = await d.send(delivery(issued()));
+      expect([answer.status, JSON.parse(answer.text).type]).toEqual([
+        503,
+        'urn:service-webhooks:problem:store-unavailable',
+      ]);
+      expect(runs).toBe(0);
+    },
+  );
+});
