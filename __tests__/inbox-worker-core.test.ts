@@ -92,7 +92,8 @@ describe('inboxWorkerCore: the idempotency option, as the receiver takes it', ()
     );
     const d = queued('scoped', '2025-01-01T00:00:05Z');
     // Another worker of the 'shop' receiver holds the entity, under the key that receiver uses.
-    const event = normalizeEvent(d.envelope as never, (d.envelope as { data: unknown }).data, d.envelope);
+    const raw = JSON.parse(d.envelope) as Record<string, unknown>;
+    const event = normalizeEvent(raw as never, raw.data, raw);
     const entity = event.entity!;
     const holder = await store.leaseEntity(
       idempotencyKey('shop', entity.kind, entity.id),

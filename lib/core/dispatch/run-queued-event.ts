@@ -10,6 +10,7 @@ import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
 import { DeliveryContext } from './handler-context';
 import { claimToken } from '../../idempotency/claim-token';
 import { decodeBase64Data } from '../event/read-event';
+import { parseJsonText } from '../event/parse-json-body';
 import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
 import { runHandlers } from './run-handlers';
 import type { TracingHooks } from '../tracing';
@@ -55,11 +56,21 @@ export const handledKey = (key: string) => `handled:${key}`;
 
 const TIMED_OUT = Symbol('timed out');
 
-/** The stored envelope read again, exactly as the receiver read it. */
+/** The stored envelope read again, exactly as the receiver read it (the same parse, at any depth). */
 function eventOf(delivery: QueuedDelivery): AnyWebhookEvent {
-  const envelope = parseCloudEventEnvelope(delivery.envelope);
+  let raw: unknown;
+  try {
+    raw = parseJsonText(delivery.envelope);
+  } catch {
+    throw new InvalidEventError({
+      slug: 'invalid-json',
+      detail: 'The queued envelope is not JSON text; it was not queued by this receiver.',
+      field: 'envelope',
+    });
+  }
+  const envelope = parseCloudEventEnvelope(raw);
   const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
-  return normalizeEvent(envelope, data, delivery.envelope);
+  return normalizeEvent(envelope, data, raw as Record<string, unknown>);
 }
 
 /**
