@@ -13,6 +13,8 @@ import {
   MARK_DONE,
   RELEASE,
   RELEASE_ENTITY,
+  RENEW_LEASE,
+  RENEW_SCRIPTS,
   ENTITY_SCRIPTS,
   SCRIPTS,
   type RedisScript,
@@ -102,6 +104,12 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     return answer === 1;
   }
 
+  async renewLease(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const answer = Number(await this.#run(RENEW_LEASE, this.#key(key), token, px(leaseMs)));
+    if (answer !== 0 && answer !== 1) throw this.#unexpected('renewLease', answer);
+    return answer === 1;
+  }
+
   async release(key: string, token: string): Promise<void> {
     await this.#run(RELEASE, this.#key(key), token);
   }
@@ -156,7 +164,13 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   }
 
   async #run(script: RedisScript, redisKey: string, ...args: string[]): Promise<unknown> {
-    await this.#load(ENTITY_SCRIPTS.includes(script) ? ENTITY_SCRIPTS : SCRIPTS);
+    await this.#load(
+      ENTITY_SCRIPTS.includes(script)
+        ? ENTITY_SCRIPTS
+        : RENEW_SCRIPTS.includes(script)
+          ? RENEW_SCRIPTS
+          : SCRIPTS,
+    );
     const words = ['1', redisKey, ...args];
     try {
       return await this.#send('EVALSHA', script.sha, ...words);

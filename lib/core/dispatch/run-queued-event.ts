@@ -12,6 +12,7 @@ import { claimToken } from '../../idempotency/claim-token';
 import { decodeBase64Data } from '../event/read-event';
 import { parseJsonText } from '../event/parse-json-body';
 import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
+import { keepClaim } from './keep-claim';
 import { runHandlers } from './run-handlers';
 import type { TracingHooks } from '../tracing';
 
@@ -46,6 +47,8 @@ export interface QueuedRunContext {
   guard: OrderingGuard;
   /** The hooks each try is traced through (the worker gives OpenTelemetry's). */
   tracing: TracingHooks;
+  /** What the queue does with the event after try `attempt` failed: retried in N s, or dead. */
+  afterFailure(attempt: number, retryLater: RetryLater | undefined): string;
 }
 
 /** A job whose entity another job holds comes back after this long, not after a failure's backoff. */
@@ -84,10 +87,14 @@ export function runQueuedEvent(
   delivery: QueuedDelivery,
   attempt: number,
 ): Promise<QueuedRunResult> {
-  return context.tracing.job(delivery, attempt, () => runTry(context, delivery));
+  return context.tracing.job(delivery, attempt, () => runTry(context, delivery, attempt));
 }
 
-async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Promise<QueuedRunResult> {
+async function runTry(
+  context: QueuedRunContext,
+  delivery: QueuedDelivery,
+  attempt: number,
+): Promise<QueuedRunResult> {
   const { router, store, log, timeoutMs } = context;
   let event: AnyWebhookEvent;
   try {
@@ -116,8 +123,12 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
   const matched = router.match(event.type);
   const ctx = new DeliveryContext((name) => delivery.headers[name.toLowerCase()], log);
   const work = context.guard.run(event, matched, (handlers) =>
-    runHandlers(router, handlers, event, ctx, context.tracing),
+    runHandlers(router, handlers, event, ctx, context.tracing, (retryLater) =>
+      context.afterFailure(attempt, retryLater),
+    ),
   );
+  // Held while the handlers run, past the try's timeout too: no other try starts them meanwhile.
+  if (store !== undefined) keepClaim(store, key, token, context.leaseMs, work, log, event.id);
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
     work,
