@@ -1,6 +1,15 @@
 // The shared worker core: what a try comes to (retry, dead letter), whatever the engine.
-import { createEventRouter, MemoryStore, type AnyWebhookEvent, type IdempotencyStore } from '../lib';
+import {
+  createEventRouter,
+  MemoryStore,
+  RetryLater,
+  type AnyWebhookEvent,
+  type IdempotencyStore,
+} from '../lib';
+import { captureLogger } from './support/capture-logger';
+import { eventually } from './support/inbox-engines';
 import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
+import { handledKey } from '../lib/core/dispatch/run-queued-event';
 import { eventPosition } from '../lib/core/dispatch/event-position';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery } from '../lib/inbox/queued-delivery';
@@ -92,7 +101,8 @@ describe('inboxWorkerCore: the idempotency option, as the receiver takes it', ()
     );
     const d = queued('scoped', '2025-01-01T00:00:05Z');
     // Another worker of the 'shop' receiver holds the entity, under the key that receiver uses.
-    const event = normalizeEvent(d.envelope as never, (d.envelope as { data: unknown }).data, d.envelope);
+    const raw = JSON.parse(d.envelope) as Record<string, unknown>;
+    const event = normalizeEvent(raw as never, raw.data, raw);
     const entity = event.entity!;
     const holder = await store.leaseEntity(
       idempotencyKey('shop', entity.kind, entity.id),
@@ -303,4 +313,138 @@ describeWithPostgres("a worker's entity marks in a real PostgreSQL", () => {
       await server.close();
     }
   }, 60_000);
+});
+
+describe('inboxWorkerCore: what a failed try says, and what a try that ran before does', () => {
+  const failing = (error: () => Error) =>
+    createEventRouter().on('ag.access_pass.updated', () => {
+      throw error();
+    });
+
+  it.each([
+    {
+      name: 'an error, attempts left',
+      error: () => new Error('down'),
+      attempt: 1,
+      said: 'a handler failed; the queue tries the event again in 2 s (attempt 2 of 3)',
+    },
+    {
+      name: "RetryLater's own delay",
+      error: () => new RetryLater('busy', { retryAfterSeconds: 7 }),
+      attempt: 2,
+      said: 'a handler failed; the queue tries the event again in 7 s (attempt 3 of 3)',
+    },
+    {
+      name: 'the last attempt',
+      error: () => new Error('down'),
+      attempt: 3,
+      said: 'a handler failed; attempt 3 of 3 was the last: the event goes to the dead letters',
+    },
+  ])(
+    'logs what the queue does next, never an answer to the Service: $name',
+    async ({ error, attempt, said }) => {
+      const logger = captureLogger();
+      const core = inboxWorkerCore(
+        failing(error),
+        { attempts: 3, backoff: { delayMs: 2000 }, idempotency: false, logger },
+        'w',
+        openTelemetryTracing,
+      );
+      const next = await core.run(queued(`said-${attempt}`, '2026-01-01T10:00:00Z'), attempt);
+      expect(next.then).toBe(attempt === 3 ? 'dead' : 'retry');
+      expect(logger.messages('error')).toContain(`[service-webhooks] ${said}`);
+      expect(logger.messages('error').join('\n')).not.toMatch(/answering|Service retries/);
+    },
+  );
+
+  it('runs nothing for an event whose handlers succeeded in an earlier try: a duplicate, completed', async () => {
+    const store = new MemoryStore({ logger: false });
+    const ran: string[] = [];
+    const router = createEventRouter().on(
+      'ag.access_pass.updated',
+      (e: AnyWebhookEvent) => void ran.push(e.id),
+    );
+    const core = inboxWorkerCore(router, { idempotency: store, logger: false }, 'w', openTelemetryTracing);
+    const d = queued('ran-before', '2026-01-01T10:00:00Z');
+    expect(await core.run(d, 1)).toEqual({ then: 'complete', status: 'processed' });
+    // The job runs again (its worker was killed before the queue heard): the ledger says done.
+    expect(await core.run(d, 2)).toEqual({ then: 'complete', status: 'duplicate' });
+    expect(ran).toEqual(['ran-before']);
+  });
+
+  it('aborts ctx.signal when the try times out, and the try fails saying so', async () => {
+    let signal: AbortSignal | undefined;
+    const router = createEventRouter().on('ag.access_pass.updated', async (_e, ctx) => {
+      signal = ctx.signal;
+      // Stops when asked: the abort is what ends it.
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+    });
+    const core = inboxWorkerCore(
+      router,
+      { timeoutMs: 100, attempts: 2, idempotency: false, logger: false },
+      'w',
+      openTelemetryTracing,
+    );
+    const next = await core.run(queued('timed-out', '2026-01-01T10:00:00Z'), 1);
+    expect(next).toMatchObject({ then: 'retry', error: 'Error: the handlers ran past 100 ms' });
+    expect(signal?.aborted).toBe(true);
+    expect(String((signal?.reason as Error | undefined)?.message)).toBe('the job timed out');
+  });
+});
+
+describe('inboxWorkerCore: a try keeps its claim while its handlers run', () => {
+  it('renews the lease past the timeout while a handler ignoring ctx.signal runs, so the next try is put back', async () => {
+    const store = new MemoryStore({ logger: false });
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    let starts = 0;
+    const router = createEventRouter().on('ag.access_pass.updated', async () => {
+      starts++;
+      await finished;
+    });
+    const core = inboxWorkerCore(
+      router,
+      { timeoutMs: 100, attempts: 3, idempotency: { store, leaseMs: 300 }, logger: false },
+      'w',
+      openTelemetryTracing,
+    );
+    const d = queued('overrun', '2026-01-01T10:00:00Z');
+    expect(await core.run(d, 1)).toMatchObject({ then: 'retry' });
+    // Three leases later the handler still runs: its claim was renewed, so no second start.
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    expect(await core.run(d, 2)).toMatchObject({ then: 'putBack' });
+    expect(starts).toBe(1);
+    finish();
+    await eventually(
+      'the late success is recorded',
+      async () => (await store.get(handledKey(d.key))) === 'done',
+    );
+    expect(await core.run(d, 2)).toEqual({ then: 'complete', status: 'duplicate' });
+    expect(starts).toBe(1);
+  });
+
+  it('warns once at start when the store cannot renew a lease, saying what to give it', () => {
+    const logger = captureLogger();
+    const bare = new MemoryStore({ logger: false });
+    const store: IdempotencyStore = {
+      claim: (...a) => bare.claim(...a),
+      markDone: (...a) => bare.markDone(...a),
+      release: (...a) => bare.release(...a),
+      get: (...a) => bare.get(...a),
+    };
+    inboxWorkerCore(
+      createEventRouter(),
+      { idempotency: store, logger },
+      'inbox.startWorker',
+      openTelemetryTracing,
+    );
+    expect(logger.messages('warn')).toEqual([
+      expect.stringMatching(
+        /^\[service-webhooks\] inbox\.startWorker: the idempotency store has no renewLease.*may be started again.*Give the store renewLease\(key, token, leaseMs\)/,
+      ),
+    ]);
+    const quiet = captureLogger();
+    inboxWorkerCore(createEventRouter(), { idempotency: bare, logger: quiet }, 'w', openTelemetryTracing);
+    expect(quiet.messages('warn')).toEqual([]);
+  });
 });

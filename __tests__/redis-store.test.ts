@@ -123,6 +123,14 @@ describeWithRedis('RedisStore on a real redis-server', () => {
         // An entity's key has a word of its own: it never meets an event's.
         ...Array(3).fill(['1', 'test:entity:a']),
       ]);
+      sent.length = 0;
+      // The renewal script is loaded by the first renewal only: a receiver never renews.
+      await store.renewLease('b', 't', HOUR);
+      expect(sent.map((c) => c.slice(0, 2).join(' '))).toEqual([
+        'SCRIPT LOAD',
+        expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
+      ]);
+      expect(sent[1]?.slice(2, 4)).toEqual(['1', 'test:b']);
     });
 
     it.each([

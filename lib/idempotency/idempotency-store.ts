@@ -41,6 +41,15 @@ export interface IdempotencyStore {
    * never covered up by this one's success. A store that resolves nothing counts as applied.
    */
   markDone(key: string, token: string, retentionMs: number): Promise<boolean | void>;
+  /**
+   * Extends the lease `token` holds on `key` to `leaseMs` milliseconds from now, so a try whose
+   * handlers run long keeps the event while they run (the inbox's worker calls it every third of the
+   * lease, as BullMQ renews a job's lock). Fenced: resolves `false`, changing nothing, when `token`
+   * does not hold a live lease on the key (it ran out, was released or taken over, or the key is
+   * done). Optional: a worker whose store lacks it warns at start that a handler running past the
+   * lease (`2 × timeoutMs` by default) may be started again while it runs. Defaults to none.
+   */
+  renewLease?(key: string, token: string, leaseMs: number): Promise<boolean>;
   /** Frees a key after a failure so the next delivery runs the handlers again; only if `token` holds it. */
   release(key: string, token: string): Promise<void>;
   /** The key's state, or null when it is unknown, expired or released. */

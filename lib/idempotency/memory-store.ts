@@ -96,6 +96,15 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     return true;
   }
 
+  async renewLease(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const now = this.#now();
+    const entry = this.#live(key, now);
+    if (entry === undefined || entry.token !== token) return false;
+    // In place, as markDone: the queue reads the entry's expiry when it comes to its slot.
+    entry.expires = now + leaseMs;
+    return true;
+  }
+
   async release(key: string, token: string): Promise<void> {
     const entry = this.#entries.get(key);
     if (entry !== undefined && entry.token === token) this.#remove(entry);

@@ -1,5 +1,6 @@
 import type { AnyWebhookEvent } from '../events/webhook-event';
 import { nodeCrypto } from '../lazy-crypto';
+import { jsonText } from './json-text';
 
 /** The request headers a queued delivery keeps for `ctx.header` in the worker: never credentials. */
 export const KEPT_HEADERS = [
@@ -25,8 +26,13 @@ export interface QueuedDelivery {
   source: string;
   /** The event's RFC 3339 `time` as sent, or null when it had none. */
   time: string | null;
-  /** The CloudEvents envelope exactly as received (`event.raw`). */
-  envelope: Readonly<Record<string, unknown>>;
+  /**
+   * The CloudEvents envelope as received (`event.raw`), as JSON text: `JSON.parse` it to read it.
+   * Text, not an object, so an open data field nested at any depth the receiver accepts is queued:
+   * the queues serialize an object recursively (BullMQ, the PostgreSQL driver) or cap its depth
+   * (PostgreSQL's jsonb), and would refuse that event on every redelivery.
+   */
+  envelope: string;
   /** The kept request headers, by lowercase name. */
   headers: Record<string, string>;
   /** The delivery span's W3C traceparent (else the request's), so the job's span links to it. */
@@ -53,7 +59,7 @@ export function queuedDelivery(
     type: event.type,
     source: event.source,
     time: event.time,
-    envelope: event.raw,
+    envelope: jsonText(event.raw),
     headers,
     traceparent: traceparent ?? headers.traceparent ?? null,
     receivedAt: new Date().toISOString(),
@@ -80,7 +86,6 @@ export function isQueuedDelivery(value: unknown): value is QueuedDelivery {
     typeof d.key === 'string' &&
     typeof d.id === 'string' &&
     typeof d.type === 'string' &&
-    typeof d.envelope === 'object' &&
-    d.envelope !== null
+    typeof d.envelope === 'string'
   );
 }

@@ -43,7 +43,7 @@ export async function findDeadJobs(
         AND jsonb_typeof(data->'delivery'->'key') = 'string'
         AND jsonb_typeof(data->'delivery'->'id') = 'string'
         AND jsonb_typeof(data->'delivery'->'type') = 'string'
-        AND jsonb_typeof(data->'delivery'->'envelope') IN ('object', 'array')
+        AND jsonb_typeof(data->'delivery'->'envelope') = 'string'
         AND ($2::text IS NULL OR data->'delivery'->>'id' = $2::text)
         AND ($3::text IS NULL OR data->'delivery'->>'type' = $3::text)
         AND ($4::text IS NULL OR data->>'failedAt' COLLATE "C" >= $4::text)

@@ -7,6 +7,8 @@ export interface PostgresSql {
   markDone: string;
   /** $1 key, $2 token. */
   release: string;
+  /** $1 key, $2 token, $3 lease ms → one row when this token's live lease was extended, else none. */
+  renewLease: string;
   /** $1 key → `done` of a live row, or no row. */
   get: string;
   /** $1 batch size → deletes up to that many expired rows. */
@@ -85,6 +87,9 @@ ON CONFLICT (key) DO UPDATE SET token = excluded.token, done = true, expires_at 
 WHERE t.token = excluded.token OR t.done OR t.expires_at <= now()
 RETURNING 1 AS applied`,
     release: `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND NOT done`,
+    renewLease: `UPDATE ${table} SET expires_at = ${ms('$3')}
+WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()
+RETURNING 1 AS renewed`,
     get: `SELECT done FROM ${table} WHERE key = $1 AND expires_at > now()`,
     cleanup: cleanupOf(table),
     // As claim: the upsert leases a live entity that is free and older than $4, or an expired row

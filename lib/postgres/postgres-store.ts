@@ -107,6 +107,11 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     return rows.length > 0;
   }
 
+  async renewLease(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const { rows } = await this.#query('renewLease', this.#sql.renewLease, [storedKey(key), token, leaseMs]);
+    return rows.length > 0;
+  }
+
   async release(key: string, token: string): Promise<void> {
     await this.#query('release', this.#sql.release, [storedKey(key), token]);
   }

@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
  * KEYS[1], so the store works on Redis Cluster and its kin.
  */
 export interface RedisScript {
-  readonly name: 'claim' | 'markDone' | 'release' | 'leaseEntity' | 'advanceEntity' | 'releaseEntity';
+  readonly name:
+    'claim' | 'markDone' | 'release' | 'renewLease' | 'leaseEntity' | 'advanceEntity' | 'releaseEntity';
   readonly source: string;
   /** SHA-1 of the source, as `SCRIPT LOAD` answers and `EVALSHA` expects. */
   readonly sha: string;
@@ -27,6 +28,13 @@ return 1`,
 export const RELEASE = script(
   'release',
   `if redis.call('GET', KEYS[1]) == 'p:' .. ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`,
+);
+
+/** Fenced renewal: 1 when this token holds the key (its lease now ends ARGV[2] ms from now), else 0. */
+export const RENEW_LEASE = script(
+  'renewLease',
+  `if redis.call('GET', KEYS[1]) == 'p:' .. ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`,
 );
 
@@ -106,4 +114,6 @@ return redis.call('DEL', KEYS[1])`,
 );
 
 export const SCRIPTS: readonly RedisScript[] = [CLAIM, MARK_DONE, RELEASE];
+/** Loaded by the first renewal: only an inbox's worker renews, so a receiver never loads it. */
+export const RENEW_SCRIPTS: readonly RedisScript[] = [RENEW_LEASE];
 export const ENTITY_SCRIPTS: readonly RedisScript[] = [LEASE_ENTITY, ADVANCE_ENTITY, RELEASE_ENTITY];

@@ -13,6 +13,8 @@ import {
   MARK_DONE,
   RELEASE,
   RELEASE_ENTITY,
+  RENEW_LEASE,
+  RENEW_SCRIPTS,
   ENTITY_SCRIPTS,
   SCRIPTS,
   type RedisScript,
@@ -106,6 +108,11 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     return storeAnswer('RedisStore', 'markDone', answer, APPLIED);
   }
 
+  async renewLease(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const answer = await this.#run(RENEW_LEASE, this.#key(key), token, px(leaseMs));
+    return storeAnswer('RedisStore', 'renewLease', answer, APPLIED);
+  }
+
   async release(key: string, token: string): Promise<void> {
     await this.#run(RELEASE, this.#key(key), token);
   }
@@ -165,7 +172,13 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
   }
 
   async #run(script: RedisScript, redisKey: string, ...args: string[]): Promise<unknown> {
-    await this.#load(ENTITY_SCRIPTS.includes(script) ? ENTITY_SCRIPTS : SCRIPTS);
+    await this.#load(
+      ENTITY_SCRIPTS.includes(script)
+        ? ENTITY_SCRIPTS
+        : RENEW_SCRIPTS.includes(script)
+          ? RENEW_SCRIPTS
+          : SCRIPTS,
+    );
     const words = ['1', redisKey, ...args];
     try {
       return await this.#send('EVALSHA', script.sha, ...words);

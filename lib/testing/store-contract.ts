@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { entityCalls, entityCases } from './store-contract-entities';
+import { renewalCalls, renewalCases } from './store-contract-renewal';
 import { checkContractArguments, ODD_KEYS, settledWithin } from './store-contract-support';
 
 /** Builds one store for a case of the contract, fresh each time. */
@@ -49,7 +50,8 @@ function globals(): TestGlobals {
 
 /**
  * The checks every {@link IdempotencyStore} must pass, as a jest `describe` block: claim, busy and
- * done; lease expiry; release and markDone only by the token that holds the key (fencing); retention; many deliveries racing
+ * done; lease expiry; release, markDone and (when the store has it) renewLease only by the token that holds the key
+ * (fencing); retention; many deliveries racing
  * for one key; big and odd keys; and, given `makeUnavailableStore`, failing fast when the backend is
  * down. Run it in your own test file for a store you write: `runStoreContract('MyStore', () => new MyStore())`.
  */
@@ -169,6 +171,7 @@ export function runStoreContract(
       expect(states).toEqual(keys.map((_, i) => (i === 1 ? 'done' : 'processing')));
     }, 30_000);
 
+    renewalCases({ it, expect }, () => store, key, shortMs);
     entityCases({ it, expect }, () => store, key, shortMs, claimants);
 
     if (makeUnavailableStore) {
@@ -180,6 +183,7 @@ export function runStoreContract(
           markDone: () => down.markDone(key('down'), 't', HOUR),
           release: () => down.release(key('down'), 't'),
           get: () => down.get(key('down')),
+          ...renewalCalls(down, key('down')),
           ...entityCalls(down, key('down')),
         };
         const results: Record<string, string> = {};

@@ -12,6 +12,12 @@ export interface BoundedStore {
   /** The claim's result, or `'unavailable'` when the store failed or did not answer in time. */
   claim(key: string, token: string, eventId: string): Promise<ClaimResult | 'unavailable'>;
   /**
+   * Extends the lease `token` holds on `key` by the lease, bounded: `false` when the token no longer
+   * holds it, `'unavailable'` when the store failed or did not answer in time. Never rejects.
+   * `undefined` when the store cannot renew (no `renewLease`).
+   */
+  renew: ((key: string, token: string) => Promise<boolean | 'unavailable'>) | undefined;
+  /**
    * Marks the key done after success, or releases it after failure; never rejects. A markDone that
    * fails goes on in the background, handed to `linger` so the event stays held in this process.
    */
@@ -65,6 +71,16 @@ export function boundedStore(
         return Promise.resolve(unavailable(error));
       }
     },
+    renew:
+      typeof store.renewLease === 'function'
+        ? (key, token) =>
+            Promise.resolve()
+              .then(() => bounded('renewLease', store.renewLease!(key, token, leaseMs)))
+              .then(
+                (renewed) => renewed,
+                () => 'unavailable' as const,
+              )
+        : undefined,
     settle(key, token, outcome, eventId, linger) {
       if (!outcome.ok) {
         const notReleased = (error: unknown) => {

@@ -120,6 +120,13 @@ export function inboxWorkerCore(
   );
   const warn = rateLimitedLog(log);
   const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, warn);
+  // Refusing such a store would stop every custom store's worker for what only an overrunning
+  // handler risks: it is said once, with the way out.
+  if (store !== undefined && store.renew === undefined)
+    log.warn(
+      { leaseMs: dispatch.leaseMs },
+      `${where}: the idempotency store has no renewLease, so a try cannot keep its claim while its handlers run: a handler that ignores ctx.signal and runs past leaseMs (${dispatch.leaseMs} ms) may be started again by another try while it runs. Give the store renewLease(key, token, leaseMs) (RedisStore, PostgresStore and MemoryStore have it)`,
+    );
   // Ordered handlers are guarded when the job runs: the worker's store must have entity operations.
   checkOrderingStore(router, dispatch.store);
   const attempts = whole(options.attempts, 'attempts', where, 13);
@@ -131,9 +138,23 @@ export function inboxWorkerCore(
     where,
   );
   const guard = orderingGuard({ ...dispatch, retentionMs: entityRetentionMs }, log, warn);
-  const context = { router, store, log, timeoutMs, leaseMs: dispatch.leaseMs, guard, tracing };
   const delayAfter = (attempt: number, retryLater: RetryLater | undefined) =>
     retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;
+  // No answer goes to the Service from a worker: the queue decides what happens next.
+  const afterFailure = (attempt: number, retryLater: RetryLater | undefined) =>
+    attempt >= attempts
+      ? `attempt ${attempt} of ${attempts} was the last: the event goes to the dead letters`
+      : `the queue tries the event again in ${delayAfter(attempt, retryLater) / 1000} s (attempt ${attempt + 1} of ${attempts})`;
+  const context = {
+    router,
+    store,
+    log,
+    timeoutMs,
+    leaseMs: dispatch.leaseMs,
+    guard,
+    tracing,
+    afterFailure,
+  };
 
   function dispose(result: QueuedRunResult, attempt: number, delivery: QueuedDelivery): JobDisposition {
     if (result.ok) return { then: 'complete', status: result.status };

@@ -16,6 +16,12 @@ export type Outcome =
 
 const OK: Outcome = { ok: true };
 
+/** What becomes of the event after its handlers failed, as the log line says it. */
+export type AfterFailure = (retryLater: RetryLater | undefined) => string;
+
+/** The receiver's: the answer is what makes the Service try again. */
+const ANSWERING_500: AfterFailure = () => 'answering 500 so the Service retries the event';
+
 async function runOne(handler: EventHandler<AnyWebhookEvent>, event: AnyWebhookEvent, ctx: HandlerContext) {
   return (await handler(event, ctx)) as unknown;
 }
@@ -26,12 +32,11 @@ function tellErrorHandlers(
   errors: unknown[],
   event: AnyWebhookEvent,
   ctx: HandlerContext,
+  then: AfterFailure,
 ) {
+  const next = then(errors.find((e): e is RetryLater => e instanceof RetryLater));
   for (const error of errors) {
-    ctx.logger.error(
-      { eventId: event.id, type: event.type, err: error },
-      'a handler failed; answering 500 so the Service retries the event',
-    );
+    ctx.logger.error({ eventId: event.id, type: event.type, err: error }, `a handler failed; ${next}`);
     for (const onError of router.errorHandlers) {
       const hookFailed = (hookError: unknown) =>
         ctx.logger.error({ eventId: event.id, err: hookError }, 'an onError handler threw');
@@ -55,6 +60,7 @@ export async function runHandlers(
   event: AnyWebhookEvent,
   ctx: HandlerContext,
   tracing: TracingHooks,
+  then: AfterFailure = ANSWERING_500,
 ): Promise<Outcome> {
   let errors: unknown[];
   // Undefined while nothing traces: then handlers run with no span work at all.
@@ -88,6 +94,6 @@ export async function runHandlers(
     }
     if (errors.length === 0) return OK;
   }
-  tellErrorHandlers(router, errors, event, ctx);
+  tellErrorHandlers(router, errors, event, ctx, then);
   return failed(errors);
 }

@@ -10,7 +10,9 @@ import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
 import { DeliveryContext } from './handler-context';
 import { claimToken } from '../../idempotency/claim-token';
 import { decodeBase64Data } from '../event/read-event';
+import { parseJsonText } from '../event/parse-json-body';
 import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
+import { keepClaim } from './keep-claim';
 import { runHandlers } from './run-handlers';
 import type { TracingHooks } from '../tracing';
 
@@ -49,6 +51,8 @@ export interface QueuedRunContext {
   guard: OrderingGuard;
   /** The hooks each try is traced through (the worker gives OpenTelemetry's). */
   tracing: TracingHooks;
+  /** What the queue does with the event after try `attempt` failed: retried in N s, or dead. */
+  afterFailure(attempt: number, retryLater: RetryLater | undefined): string;
 }
 
 /** A job whose entity another job holds comes back after this long, not after a failure's backoff. */
@@ -59,11 +63,21 @@ export const handledKey = (key: string) => `handled:${key}`;
 
 const TIMED_OUT = Symbol('timed out');
 
-/** The stored envelope read again, exactly as the receiver read it. */
+/** The stored envelope read again, exactly as the receiver read it (the same parse, at any depth). */
 function eventOf(delivery: QueuedDelivery): AnyWebhookEvent {
-  const envelope = parseCloudEventEnvelope(delivery.envelope);
+  let raw: unknown;
+  try {
+    raw = parseJsonText(delivery.envelope);
+  } catch {
+    throw new InvalidEventError({
+      slug: 'invalid-json',
+      detail: 'The queued envelope is not JSON text; it was not queued by this receiver.',
+      field: 'envelope',
+    });
+  }
+  const envelope = parseCloudEventEnvelope(raw);
   const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
-  return normalizeEvent(envelope, data, delivery.envelope);
+  return normalizeEvent(envelope, data, raw as Record<string, unknown>);
 }
 
 /**
@@ -77,10 +91,14 @@ export function runQueuedEvent(
   delivery: QueuedDelivery,
   attempt: number,
 ): Promise<QueuedRunResult> {
-  return context.tracing.job(delivery, attempt, () => runTry(context, delivery));
+  return context.tracing.job(delivery, attempt, () => runTry(context, delivery, attempt));
 }
 
-async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Promise<QueuedRunResult> {
+async function runTry(
+  context: QueuedRunContext,
+  delivery: QueuedDelivery,
+  attempt: number,
+): Promise<QueuedRunResult> {
   const { router, store, log, timeoutMs } = context;
   let event: AnyWebhookEvent;
   try {
@@ -113,10 +131,15 @@ async function runTry(context: QueuedRunContext, delivery: QueuedDelivery): Prom
   const work = context.guard.run(
     event,
     matched,
-    (handlers) => runHandlers(router, handlers, event, ctx, context.tracing),
+    (handlers) =>
+      runHandlers(router, handlers, event, ctx, context.tracing, (retryLater) =>
+        context.afterFailure(attempt, retryLater),
+      ),
     undefined,
     Number.isFinite(receivedAt) ? receivedAt : Date.now(),
   );
+  // Held while the handlers run, past the try's timeout too: no other try starts them meanwhile.
+  if (store !== undefined) keepClaim(store, key, token, context.leaseMs, work, log, event.id);
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
     work,
