@@ -7,6 +7,7 @@ import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli } from './support/cli-process';
 import { describeEachEngine } from './support/describe-each-engine';
 import { eventually, type EngineServer } from './support/inbox-engines';
+import { ESCAPED, HOSTILE, RAW_CONTROL, expectEscaped } from './support/terminal-injection';
 
 let built: BuiltPackage;
 beforeAll(async () => {
@@ -32,7 +33,7 @@ async function enqueue(
 }
 
 /** A queue whose worker's one try fails (every event goes to the dead letters) until `fix()`. */
-async function brokenQueue(server: EngineServer, prefix: string) {
+async function brokenQueue(server: EngineServer, prefix: string, error = 'the CRM is down') {
   const name = `${prefix}-${process.pid}`;
   const inbox = server.inbox(name);
   let broken = true;
@@ -40,7 +41,7 @@ async function brokenQueue(server: EngineServer, prefix: string) {
   const worker = await inbox.startWorker(
     createEventRouter().onAny((event) => {
       runs.push(event.id);
-      if (broken) throw new Error('the CRM is down');
+      if (broken) throw new Error(error);
     }),
     { attempts: 1, logger: false },
   );
@@ -89,6 +90,32 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       });
       await eventually('the replayed event ran', () => runs.length === 2);
       expect((await run('inbox', 'dead-letters', ...url)).stdout).toBe('no dead letters');
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  it('prints a dead letter whose id and error were written to take over a terminal escaped, one line (issue 28 item 8)', async () => {
+    const { name, inbox, close } = await brokenQueue(server(), 'cli-escape', HOSTILE);
+    try {
+      await enqueue(inbox, HOSTILE);
+      await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+      const url = ['--url', server().url, '--name', name];
+
+      const text = runCli(built.bin, ['inbox', 'dead-letters', ...url], built.env);
+      expect(await text.exited).toBe(0);
+      expectEscaped(text.raw.stdout, 1);
+      const [before, after] = text.raw.stdout.split('  failed ');
+      expect(before).toBe(`${ESCAPED}  ag.access_pass.issued  1 attempts`);
+      expect(after).toMatch(/^\S+ {2}Error: /);
+      expect(after?.endsWith(`Error: ${ESCAPED}\n`)).toBe(true);
+
+      const json = runCli(built.bin, ['inbox', 'dead-letters', ...url, '--json'], built.env);
+      expect(await json.exited).toBe(0);
+      expect(json.raw.stdout).not.toMatch(RAW_CONTROL);
+      expect(JSON.parse(json.raw.stdout)).toMatchObject([
+        { delivery: { id: HOSTILE }, lastError: expect.stringContaining(HOSTILE) },
+      ]);
     } finally {
       await close();
     }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { MAX_DEAD_LETTERS } from '../../inbox/check-dead-letter-query';
 import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
+import { escapeControl } from '../../logger';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
 import { parseDuration } from '../parse-duration';
@@ -25,9 +26,12 @@ function withInbox<T>(ctx: CliContext, flags: QueueFlags, work: (inbox: Inbox) =
   return boundedInboxWork(flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL, flags.name, timeoutMs, work);
 }
 
+/** The id, type and error are the sender's and a handler's bytes: escaped, they cannot forge a line. */
 function deadLetterLine(d: DeadLetter): string {
   const failed = d.failedAt === null ? '?' : d.failedAt.toISOString();
-  return `${d.delivery.id}  ${d.delivery.type}  ${d.attempts} attempts  failed ${failed}  ${d.lastError ?? ''}`;
+  return escapeControl(
+    `${d.delivery.id}  ${d.delivery.type}  ${d.attempts} attempts  failed ${failed}  ${d.lastError ?? ''}`,
+  );
 }
 
 const queueOptions = (command: Command) =>
