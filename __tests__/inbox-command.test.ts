@@ -52,6 +52,25 @@ async function brokenQueue(server: EngineServer, prefix: string, error = 'the CR
   return { name, inbox, runs, fix: () => void (broken = false), close };
 }
 
+/** A queue holding these events as dead letters, its worker then fixed: a replayed event runs. */
+async function deadLetterQueue(
+  server: EngineServer,
+  prefix: string,
+  events: [string, ('ag.access_pass.issued' | 'ag.hid_org.created')?][],
+) {
+  const queue = await brokenQueue(server, prefix);
+  try {
+    for (const [id, type] of events) await enqueue(queue.inbox, id, type);
+    const count = events.length;
+    await eventually(`${count} dead letters`, async () => (await queue.inbox.status()).dead === count);
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
+  queue.fix();
+  return { ...queue, url: ['--url', server.url, '--name', queue.name] };
+}
+
 describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
   it('shows the status and the dead letters, and replays one event, once', async () => {
     const { name, inbox, runs, fix, close } = await brokenQueue(server(), 'cli');
@@ -154,6 +173,41 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       await close();
     }
   }, 60_000);
+
+  it('replays nothing with --type of a type no dead letter has; every dead letter stays (issue 28)', async () => {
+    const { inbox, runs, url, close } = await deadLetterQueue(server(), 'cli-type-none', [
+      ['pass-1'],
+      ['pass-2'],
+    ]);
+    try {
+      expect(await run('inbox', 'replay', '--type', 'ag.hid_org.created', ...url, '--json')).toMatchObject({
+        code: 0,
+        stdout: '{"replayed":0}',
+      });
+      expect((await inbox.deadLetters()).map((d) => d.delivery.id).sort()).toEqual(['pass-1', 'pass-2']);
+      expect((await inbox.status()).waiting).toBe(0);
+      expect(runs).toHaveLength(2);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  it('replays with --type and --since only the recent ones of that type, not every recent one (issue 28)', async () => {
+    const { inbox, runs, url, close } = await deadLetterQueue(server(), 'cli-type-since', [
+      ['pass-new'],
+      ['org-new', 'ag.hid_org.created'],
+    ]);
+    try {
+      expect(
+        await run('inbox', 'replay', '--type', 'ag.access_pass.issued', '--since', '1h', ...url),
+      ).toMatchObject({ code: 0, stdout: 'replayed 1 dead letter' });
+      await eventually('the replayed event ran', () => runs.length === 3);
+      expect(runs[2]).toBe('pass-new');
+      expect((await inbox.deadLetters()).map((d) => d.delivery.id)).toEqual(['org-new']);
+    } finally {
+      await close();
+    }
+  }, 60_000);
 });
 
 describe('service-webhooks inbox, called wrong', () => {
@@ -175,6 +229,29 @@ describe('service-webhooks inbox, called wrong', () => {
     [
       ['inbox', 'replay', '--since', 'yesterday', '--url', 'redis://127.0.0.1:1'],
       /--since must be a duration/,
+    ],
+    // Past ten years the date to replay from is invalid (issue 28): a usage error, as any bad duration.
+    [
+      ['inbox', 'replay', '--since', '100000000000000000000h', '--url', 'redis://127.0.0.1:1'],
+      /--since must be at most 87600h \(got "100000000000000000000h"\)/,
+    ],
+    [
+      [
+        'inbox',
+        'replay',
+        '--type',
+        'ag.hid_org.created',
+        '--since',
+        '87601h',
+        '--url',
+        'redis://127.0.0.1:1',
+      ],
+      /--since must be at most 87600h/,
+    ],
+    // Past 2^31 - 1 ms Node fires a timer at once: the command would give up before it asked.
+    [
+      ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', '1000h'],
+      /--timeout must be at most 24h/,
     ],
     [
       ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', 'soon'],

@@ -16,12 +16,14 @@ interface QueueFlags {
 
 /** How long a command waits for the queue's server, connecting included, before it gives up. */
 const DEFAULT_TIMEOUT = '10s';
+/** A day: well inside a timer's 2^31 - 1 ms, past which Node fires it at once. */
+const LONGEST_TIMEOUT = '24h';
 
 const seconds = (ms: number | null) => (ms === null ? 'none' : `${Math.round(ms / 1000)} s`);
 
 /** Opens the inbox the flags name and runs `work` on it, bounded by `--timeout`. */
 function withInbox<T>(ctx: CliContext, flags: QueueFlags, work: (inbox: Inbox) => Promise<T>): Promise<T> {
-  const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT);
+  const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT, LONGEST_TIMEOUT);
   if (timeoutMs < 1) throw new UsageError('--timeout must be longer than 0 (such as 10s)');
   return boundedInboxWork(flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL, flags.name, timeoutMs, work);
 }
