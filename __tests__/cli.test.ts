@@ -342,6 +342,7 @@ describe('usage and failures', () => {
       ['emulator', '--retry-window', 'forever'],
       /--retry-window must be a duration such as 500ms, 90s, 30m or 6h/,
     ],
+    [['emulator', '--port', '0', '--retry-window', '87601h'], /--retry-window must be at most 87600h/],
     [['webhooks', 'list'], /set SERVICE_BASE_URL \(--base-url\), SERVICE_ACCOUNT_ID/],
     [['sign', '{}'], /set SERVICE_SECRET_KEY, or pass --secret-key/],
     [['events', '--limit', '0'], /--limit must be a whole number of at least 1/],

@@ -7,6 +7,7 @@ import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli } from './support/cli-process';
 import { describeEachEngine } from './support/describe-each-engine';
 import { eventually, type EngineServer } from './support/inbox-engines';
+import { ESCAPED, HOSTILE, RAW_CONTROL, expectEscaped } from './support/terminal-injection';
 
 let built: BuiltPackage;
 beforeAll(async () => {
@@ -32,7 +33,7 @@ async function enqueue(
 }
 
 /** A queue whose worker's one try fails (every event goes to the dead letters) until `fix()`. */
-async function brokenQueue(server: EngineServer, prefix: string) {
+async function brokenQueue(server: EngineServer, prefix: string, error = 'the CRM is down') {
   const name = `${prefix}-${process.pid}`;
   const inbox = server.inbox(name);
   let broken = true;
@@ -40,7 +41,7 @@ async function brokenQueue(server: EngineServer, prefix: string) {
   const worker = await inbox.startWorker(
     createEventRouter().onAny((event) => {
       runs.push(event.id);
-      if (broken) throw new Error('the CRM is down');
+      if (broken) throw new Error(error);
     }),
     { attempts: 1, logger: false },
   );
@@ -49,6 +50,25 @@ async function brokenQueue(server: EngineServer, prefix: string) {
     await inbox.close();
   };
   return { name, inbox, runs, fix: () => void (broken = false), close };
+}
+
+/** A queue holding these events as dead letters, its worker then fixed: a replayed event runs. */
+async function deadLetterQueue(
+  server: EngineServer,
+  prefix: string,
+  events: [string, ('ag.access_pass.issued' | 'ag.hid_org.created')?][],
+) {
+  const queue = await brokenQueue(server, prefix);
+  try {
+    for (const [id, type] of events) await enqueue(queue.inbox, id, type);
+    const count = events.length;
+    await eventually(`${count} dead letters`, async () => (await queue.inbox.status()).dead === count);
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
+  queue.fix();
+  return { ...queue, url: ['--url', server.url, '--name', queue.name] };
 }
 
 describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
@@ -94,6 +114,32 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
     }
   }, 60_000);
 
+  it('prints a dead letter whose id and error were written to take over a terminal escaped, one line (issue 28 item 8)', async () => {
+    const { name, inbox, close } = await brokenQueue(server(), 'cli-escape', HOSTILE);
+    try {
+      await enqueue(inbox, HOSTILE);
+      await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+      const url = ['--url', server().url, '--name', name];
+
+      const text = runCli(built.bin, ['inbox', 'dead-letters', ...url], built.env);
+      expect(await text.exited).toBe(0);
+      expectEscaped(text.raw.stdout, 1);
+      const [before, after] = text.raw.stdout.split('  failed ');
+      expect(before).toBe(`${ESCAPED}  ag.access_pass.issued  1 attempts`);
+      expect(after).toMatch(/^\S+ {2}Error: /);
+      expect(after?.endsWith(`Error: ${ESCAPED}\n`)).toBe(true);
+
+      const json = runCli(built.bin, ['inbox', 'dead-letters', ...url, '--json'], built.env);
+      expect(await json.exited).toBe(0);
+      expect(json.raw.stdout).not.toMatch(RAW_CONTROL);
+      expect(JSON.parse(json.raw.stdout)).toMatchObject([
+        { delivery: { id: HOSTILE }, lastError: expect.stringContaining(HOSTILE) },
+      ]);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   it('replays with --type and --since exactly the dead letters that match', async () => {
     const { name, inbox, runs, fix, close } = await brokenQueue(server(), 'cli-filter');
     try {
@@ -127,6 +173,41 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       await close();
     }
   }, 60_000);
+
+  it('replays nothing with --type of a type no dead letter has; every dead letter stays (issue 28)', async () => {
+    const { inbox, runs, url, close } = await deadLetterQueue(server(), 'cli-type-none', [
+      ['pass-1'],
+      ['pass-2'],
+    ]);
+    try {
+      expect(await run('inbox', 'replay', '--type', 'ag.hid_org.created', ...url, '--json')).toMatchObject({
+        code: 0,
+        stdout: '{"replayed":0}',
+      });
+      expect((await inbox.deadLetters()).map((d) => d.delivery.id).sort()).toEqual(['pass-1', 'pass-2']);
+      expect((await inbox.status()).waiting).toBe(0);
+      expect(runs).toHaveLength(2);
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  it('replays with --type and --since only the recent ones of that type, not every recent one (issue 28)', async () => {
+    const { inbox, runs, url, close } = await deadLetterQueue(server(), 'cli-type-since', [
+      ['pass-new'],
+      ['org-new', 'ag.hid_org.created'],
+    ]);
+    try {
+      expect(
+        await run('inbox', 'replay', '--type', 'ag.access_pass.issued', '--since', '1h', ...url),
+      ).toMatchObject({ code: 0, stdout: 'replayed 1 dead letter' });
+      await eventually('the replayed event ran', () => runs.length === 3);
+      expect(runs[2]).toBe('pass-new');
+      expect((await inbox.deadLetters()).map((d) => d.delivery.id)).toEqual(['org-new']);
+    } finally {
+      await close();
+    }
+  }, 60_000);
 });
 
 describe('service-webhooks inbox, called wrong', () => {
@@ -148,6 +229,29 @@ describe('service-webhooks inbox, called wrong', () => {
     [
       ['inbox', 'replay', '--since', 'yesterday', '--url', 'redis://127.0.0.1:1'],
       /--since must be a duration/,
+    ],
+    // Past ten years the date to replay from is invalid (issue 28): a usage error, as any bad duration.
+    [
+      ['inbox', 'replay', '--since', '100000000000000000000h', '--url', 'redis://127.0.0.1:1'],
+      /--since must be at most 87600h \(got "100000000000000000000h"\)/,
+    ],
+    [
+      [
+        'inbox',
+        'replay',
+        '--type',
+        'ag.hid_org.created',
+        '--since',
+        '87601h',
+        '--url',
+        'redis://127.0.0.1:1',
+      ],
+      /--since must be at most 87600h/,
+    ],
+    // Past 2^31 - 1 ms Node fires a timer at once: the command would give up before it asked.
+    [
+      ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', '1000h'],
+      /--timeout must be at most 24h/,
     ],
     [
       ['inbox', 'status', '--url', 'redis://127.0.0.1:1', '--timeout', 'soon'],

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 
 export interface CliRun {
   child: ChildProcess;
@@ -7,6 +8,8 @@ export interface CliRun {
   lines: string[];
   stdout: string[];
   stderr: string[];
+  /** Everything written so far, byte for byte (the lines above are split on a carriage return too). */
+  raw: { stdout: string; stderr: string };
   /** Resolves with the first line matching `pattern`; rejects past `timeoutMs`, quoting the output. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Resolves with the exit code. */
@@ -21,6 +24,12 @@ export function runCli(bin: string, args: string[], env: NodeJS.ProcessEnv): Cli
   const lines: string[] = [];
   const stdout: string[] = [];
   const stderr: string[] = [];
+  const raw = { stdout: '', stderr: '' };
+  for (const name of ['stdout', 'stderr'] as const) {
+    // A character split across two chunks is decoded whole.
+    const decoder = new StringDecoder('utf8');
+    child[name]?.on('data', (chunk: Buffer) => (raw[name] += decoder.write(chunk)));
+  }
   const waiters = new Set<() => void>();
   const follow = (stream: NodeJS.ReadableStream, into: string[]) =>
     readline.createInterface({ input: stream }).on('line', (line) => {
@@ -58,5 +67,5 @@ export function runCli(bin: string, args: string[], env: NodeJS.ProcessEnv): Cli
     clearTimeout(kill);
     return code;
   };
-  return { child, lines, stdout, stderr, waitFor, exited, interrupt };
+  return { child, lines, stdout, stderr, raw, waitFor, exited, interrupt };
 }

@@ -1,4 +1,5 @@
 import type { AttemptRecord, EmulatedWebhook } from '../emulator/emulator-types';
+import { escapeControl } from '../logger';
 import type { Output } from './output';
 
 const clock = () => new Date().toISOString().slice(11, 19);
@@ -20,16 +21,23 @@ function answerSummary(attempt: AttemptRecord): string {
   return `${why}; ${attempt.outcome === 'retrying' ? 'will retry' : attempt.outcome}`;
 }
 
+/*
+ * Each line is escaped whole before it is coloured: the event's id and type, the URL and what the
+ * receiver answered are the sender's and the receiver's bytes, never a terminal's commands.
+ */
+
 /** `--> ag.access_pass.issued [evt_…]`, as the attempt leaves. */
 export function sendingLine(out: Output, type: string, eventId: string): string {
-  return `${out.dim(clock())}  --> ${type} [${eventId}]`;
+  return `${out.dim(clock())}  ${escapeControl(`--> ${type} [${eventId}]`)}`;
 }
 
 /** `<-- [200] POST http://… (12 ms) processed`, failures in red. */
 export function attemptLine(out: Output, attempt: AttemptRecord): string {
   const ok = attempt.status === 200 || attempt.status === 201;
   const status = attempt.status === null ? '---' : String(attempt.status);
-  const text = `<-- [${status}] POST ${attempt.url} (${attempt.durationMs} ms) ${answerSummary(attempt)}`;
+  const text = escapeControl(
+    `<-- [${status}] POST ${attempt.url} (${attempt.durationMs} ms) ${answerSummary(attempt)}`,
+  );
   return `${out.dim(clock())}  ${ok ? out.green(text) : out.red(text)}`;
 }
 
@@ -39,5 +47,7 @@ export function handshakeFailure(webhook: Omit<EmulatedWebhook, 'privateKey'>, t
   const answer = last === null || last.status === null ? 'no answer' : `[${last.status}]`;
   const reason =
     last?.reason && !last.reason.startsWith('answered') ? `: ${last.reason.replace(/\.$/, '')}` : '';
-  return `Handshake to ${webhook.url} failed, ${answer}${reason}. Is the app running with this token (${token})? Retrying every 2 s.`;
+  return escapeControl(
+    `Handshake to ${webhook.url} failed, ${answer}${reason}. Is the app running with this token (${token})? Retrying every 2 s.`,
+  );
 }

@@ -87,10 +87,15 @@ export class EmulatorClient {
       if (buffer.length > 4 * 1024 * 1024)
         throw new CliFailure(`the stream from ${this.url} is not server-sent events`);
       for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
+        // Split on \n alone, as server-sent events are: a regex's ^, $ and . also stop at U+2028,
+        // which JSON.stringify leaves raw in an event id, and the change would not parse.
+        const fields = buffer.slice(0, end).split('\n');
         buffer = buffer.slice(end + 2);
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (data !== undefined && /^event: (?!hello)/m.test(block))
+        const data = fields.find((field) => field.startsWith('data: '))?.slice('data: '.length);
+        if (
+          data !== undefined &&
+          fields.some((field) => field.startsWith('event: ') && field !== 'event: hello')
+        )
           onChange(JSON.parse(data) as EmulatorChange);
       }
     }

@@ -1,4 +1,11 @@
-/** Where and how a command writes: colours only on a terminal, and never with `NO_COLOR` set. */
+import { escapeControl } from '../logger';
+
+/**
+ * Where and how a command writes: colours only on a terminal, and never with `NO_COLOR` set. What the
+ * Service, the emulator or a receiver sent is passed through `escapeControl` (the receiver's own log
+ * escaping) where a command puts it in a line: an id with a newline or an OSC sequence would otherwise
+ * forge a line or retitle the terminal.
+ */
 export interface Output {
   line(text: string): void;
   error(text: string): void;
@@ -24,7 +31,9 @@ export function createOutput(streams: OutputStreams): Output {
   return {
     line: (text) => void stdout.write(`${text}\n`),
     error: (text) => void stderr.write(`${text}\n`),
-    json: (value) => void stdout.write(`${JSON.stringify(value)}\n`),
+    // JSON.stringify leaves C1 controls, DEL and the bidi overrides raw; as \u escapes they are the
+    // same JSON, and a terminal showing the line does not act on them.
+    json: (value) => void stdout.write(`${escapeControl(JSON.stringify(value))}\n`),
     red: paint(31, 39),
     green: paint(32, 39),
     dim: paint(2, 22),

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { escapeControl } from '../logger';
 import { processContext, type CliContext } from './cli-context';
 import { emulatorCommand } from './commands/emulator-command';
 import { eventsCommand, resendCommand } from './commands/events-command';
@@ -69,7 +70,10 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       return quiet ? EXIT.ok : EXIT.usage;
     }
     const exitCode = (error as { exitCode?: number }).exitCode === EXIT.usage ? EXIT.usage : EXIT.failure;
-    const message = ((error as Error)?.message ?? String(error)).replace(/^\[service-webhooks\] /, '');
+    // A failure can quote the Service or the emulator (a problem's detail): escaped, as any line they send.
+    const message = escapeControl(
+      ((error as Error)?.message ?? String(error)).replace(/^\[service-webhooks\] /, ''),
+    );
     ctx.out.error(ctx.out.red(`error: ${message}`));
     return exitCode;
   }

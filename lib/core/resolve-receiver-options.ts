@@ -1,4 +1,5 @@
 import { checkOptionKeys } from '../check-option-keys';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../default-body-timeout';
 import { EventRouter } from '../events/event-router';
 import { resolveLogger, type ResolvedLogger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -64,7 +65,7 @@ function checkTimeout(value: unknown, name: string, fallback: number, where: str
 }
 
 export function checkBodyTimeout(value: unknown, where: string): number {
-  return checkTimeout(value, 'bodyTimeoutMs', 10_000, where);
+  return checkTimeout(value, 'bodyTimeoutMs', DEFAULT_BODY_TIMEOUT_MS, where);
 }
 
 /** Reads every receiver option once, at construction: a misconfigured app fails at boot, not at the first delivery. */

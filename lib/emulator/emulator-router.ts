@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../default-body-timeout';
 import { ApiProblem } from './api-problem';
 
 /** A request as the emulator's routes see it: the path's parameters, the query, the body on demand. */
@@ -9,7 +10,10 @@ export interface EmulatorRequest {
   readonly query: URLSearchParams;
   readonly params: Readonly<Record<string, string>>;
   header(name: string): string | undefined;
-  /** The whole body as UTF-8 text, at most `limit` bytes (413 past it). Read once. */
+  /**
+   * The whole body as UTF-8 text, at most `limit` bytes (413 past it) arriving within the receiver's
+   * body bound (408 past it). Read once.
+   */
   text(limit: number): Promise<string>;
 }
 
@@ -35,30 +39,77 @@ function compile(path: string): { pattern: RegExp; names: string[] } {
   return { pattern: new RegExp(`^${source}$`), names };
 }
 
-/** Reads a body as text within `limit` bytes; past it, a 413 problem (the rest is not read). */
+/*
+ * A body the emulator stops reading is not drained: each answer says `Connection: close`, and Node
+ * ends the socket once it is sent (a 413 on a 50 MB upload costs nothing more).
+ */
+const CLOSE = { Connection: 'close' };
+
+const tooLarge = (limit: number) =>
+  new ApiProblem({
+    status: 413,
+    slug: 'body-too-large',
+    title: 'Content Too Large',
+    detail: `The body is over ${Math.round(limit / 1024)} KiB.`,
+    headers: CLOSE,
+  });
+
+const tooSlow = () =>
+  new ApiProblem({
+    status: 408,
+    slug: 'body-timeout',
+    title: 'Request Timeout',
+    detail: `The body did not arrive within ${DEFAULT_BODY_TIMEOUT_MS} ms.`,
+    headers: CLOSE,
+  });
+
+const aborted = () =>
+  new ApiProblem({
+    status: 400,
+    slug: 'body-aborted',
+    title: 'Bad Request',
+    detail: 'The client aborted the body.',
+    headers: CLOSE,
+  });
+
+/**
+ * Reads a body as text within `limit` bytes and the receiver's body bound; past either, a problem
+ * (the rest is not read), as the receiver's own body reading answers.
+ */
 function readText(raw: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const declared = Number(raw.headers['content-length']);
-    const tooLarge = () =>
-      new ApiProblem({
-        status: 413,
-        slug: 'body-too-large',
-        title: 'Content Too Large',
-        detail: `The body is over ${Math.round(limit / 1024)} KiB.`,
-      });
-    if (Number.isFinite(declared) && declared > limit) return reject(tooLarge());
+    if (Number.isFinite(declared) && declared > limit) return reject(tooLarge(limit));
     const chunks: Buffer[] = [];
     let size = 0;
-    raw.on('data', (chunk: Buffer) => {
+    const stop = () => {
+      clearTimeout(timer);
+      raw.removeListener('data', onData);
+      raw.removeListener('end', onEnd);
+      raw.removeListener('error', onFailure);
+      raw.removeListener('close', onFailure);
+    };
+    const fail = (problem: ApiProblem) => {
+      stop();
+      raw.pause();
+      reject(problem);
+    };
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        raw.removeAllListeners('data');
-        raw.pause();
-        reject(tooLarge());
-      } else chunks.push(chunk);
-    });
-    raw.on('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
-    raw.on('error', reject);
+      if (size > limit) fail(tooLarge(limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size).toString('utf8'));
+    };
+    // 'close' before 'end', or an error: the client went away mid-body.
+    const onFailure = () => fail(aborted());
+    const timer = setTimeout(() => fail(tooSlow()), DEFAULT_BODY_TIMEOUT_MS);
+    raw.on('data', onData);
+    raw.on('end', onEnd);
+    raw.on('error', onFailure);
+    raw.on('close', onFailure);
   });
 }
 

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
 import { deliveriesText } from '../../emulator/emulator-state';
+import { escapeControl } from '../../logger';
 import { emulatorTarget } from '../emulator-target';
 
 interface Flags {
@@ -19,7 +20,9 @@ export function resendCommand(ctx: CliContext): Command {
     .action(async (eventId: string, flags: Flags) => {
       const result = await emulatorTarget(ctx, flags.emulator).resend(eventId);
       if (flags.json) return ctx.out.json(result);
-      ctx.out.line(`Resent ${result.event.type} [${eventId}] → ${result.webhookIds.length} webhook(s)`);
+      ctx.out.line(
+        escapeControl(`Resent ${result.event.type} [${eventId}] → ${result.webhookIds.length} webhook(s)`),
+      );
     });
 }
 
@@ -44,7 +47,9 @@ export function eventsCommand(ctx: CliContext): Command {
         const states = webhooks.map((w) => `${w.webhookId}: ${deliveriesText(w)}`);
         const last = attempts.at(-1);
         ctx.out.line(
-          `${event.time.slice(11, 19)}  ${event.type}  [${event.id}]  ${states.join(', ') || 'no verified webhook'}${last ? `  last answer ${last.status ?? last.error}` : ''}`,
+          escapeControl(
+            `${event.time.slice(11, 19)}  ${event.type}  [${event.id}]  ${states.join(', ') || 'no verified webhook'}${last ? `  last answer ${last.status ?? last.error}` : ''}`,
+          ),
         );
       }
     });

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { MAX_DEAD_LETTERS } from '../../inbox/check-dead-letter-query';
 import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
+import { escapeControl } from '../../logger';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
 import { parseDuration } from '../parse-duration';
@@ -15,19 +16,24 @@ interface QueueFlags {
 
 /** How long a command waits for the queue's server, connecting included, before it gives up. */
 const DEFAULT_TIMEOUT = '10s';
+/** A day: well inside a timer's 2^31 - 1 ms, past which Node fires it at once. */
+const LONGEST_TIMEOUT = '24h';
 
 const seconds = (ms: number | null) => (ms === null ? 'none' : `${Math.round(ms / 1000)} s`);
 
 /** Opens the inbox the flags name and runs `work` on it, bounded by `--timeout`. */
 function withInbox<T>(ctx: CliContext, flags: QueueFlags, work: (inbox: Inbox) => Promise<T>): Promise<T> {
-  const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT);
+  const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT, LONGEST_TIMEOUT);
   if (timeoutMs < 1) throw new UsageError('--timeout must be longer than 0 (such as 10s)');
   return boundedInboxWork(flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL, flags.name, timeoutMs, work);
 }
 
+/** The id, type and error are the sender's and a handler's bytes: escaped, they cannot forge a line. */
 function deadLetterLine(d: DeadLetter): string {
   const failed = d.failedAt === null ? '?' : d.failedAt.toISOString();
-  return `${d.delivery.id}  ${d.delivery.type}  ${d.attempts} attempts  failed ${failed}  ${d.lastError ?? ''}`;
+  return escapeControl(
+    `${d.delivery.id}  ${d.delivery.type}  ${d.attempts} attempts  failed ${failed}  ${d.lastError ?? ''}`,
+  );
 }
 
 const queueOptions = (command: Command) =>

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Emulator } from '../../emulator';
 import type { EmulatorChange } from '../../emulator/emulator-types';
+import { escapeControl } from '../../logger';
 import { attemptLine, handshakeFailure, sendingLine } from '../attempt-lines';
 import type { CliContext } from '../cli-context';
 import { CliFailure, UsageError } from '../cli-errors';
@@ -113,7 +114,8 @@ export function listenCommand(ctx: CliContext): Command {
       let stopped = false;
       const check = async () => {
         if (stopped) return;
-        if (webhook.verified) return ctx.out.line(ctx.out.green(`Webhook ${webhook.id} verified: ${url}`));
+        if (webhook.verified)
+          return ctx.out.line(ctx.out.green(escapeControl(`Webhook ${webhook.id} verified: ${url}`)));
         const failure = handshakeFailure(webhook, token);
         if (failure !== lastFailure) ctx.out.error(ctx.out.red(failure));
         lastFailure = failure;

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { EVENT_TYPES } from '../../events/catalogue';
+import { escapeControl } from '../../logger';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
 import { readState } from '../config-store';
@@ -45,7 +46,9 @@ export function triggerCommand(ctx: CliContext): Command {
       if (flags.json) return ctx.out.json(triggered);
       const to = triggered.webhookIds.length;
       ctx.out.line(
-        `Triggered ${type} [${triggered.event.id}] in layout ${layout} → ${to} webhook${to === 1 ? '' : 's'}${duplicates ? `, sent ${duplicates} more time${duplicates === 1 ? '' : 's'}` : ''}`,
+        escapeControl(
+          `Triggered ${type} [${triggered.event.id}] in layout ${layout} → ${to} webhook${to === 1 ? '' : 's'}${duplicates ? `, sent ${duplicates} more time${duplicates === 1 ? '' : 's'}` : ''}`,
+        ),
       );
       if (to === 0)
         ctx.out.error(

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { ConsoleClient } from '../../console';
+import { escapeControl } from '../../logger';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
 import { EmulatorClient } from '../emulator-client';
@@ -69,7 +70,7 @@ export function webhooksCommand(ctx: CliContext): Command {
         if (all.length === 0) return ctx.out.line('No webhook.');
         for (const w of all)
           ctx.out.line(
-            `${w.id}  ${w.verified ? ctx.out.green('verified  ') : ctx.out.red('unverified')}  ${w.name}  ${w.url ?? ''}`,
+            `${escapeControl(w.id)}  ${w.verified ? ctx.out.green('verified  ') : ctx.out.red('unverified')}  ${escapeControl(`${w.name}  ${w.url ?? ''}`)}`,
           );
       },
     ),
@@ -88,9 +89,11 @@ export function webhooksCommand(ctx: CliContext): Command {
         });
         if (flags.json) return ctx.out.json(created);
         ctx.out.line(
-          `Created ${created.id} (${created.verified ? 'verified' : 'handshake sent'}). Its delivery token, shown only now:`,
+          escapeControl(
+            `Created ${created.id} (${created.verified ? 'verified' : 'handshake sent'}). Its delivery token, shown only now:`,
+          ),
         );
-        ctx.out.line(created.privateKey);
+        ctx.out.line(escapeControl(created.privateKey));
       }),
   );
   for (const [name, description] of [
@@ -107,9 +110,11 @@ export function webhooksCommand(ctx: CliContext): Command {
               : await client.verifyWebhook(id);
           if (flags.json) return ctx.out.json(result);
           ctx.out.line(
-            name === 'delete'
-              ? `Deleted ${id}`
-              : `${id}: ${'verified' in result && result.verified ? 'verified' : 'handshake sent again'}`,
+            escapeControl(
+              name === 'delete'
+                ? `Deleted ${id}`
+                : `${id}: ${'verified' in result && result.verified ? 'verified' : 'handshake sent again'}`,
+            ),
           );
         },
       ),
