@@ -4,12 +4,11 @@ import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
-import type { DeadLetterData } from './dead-letter-data';
+import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 
-/** How long a dead letter is kept; the failed job left in the queue for it, a day more (it outlives it). */
+/** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
-const TOMBSTONE_SECONDS = DEAD_RETENTION_SECONDS + 24 * 60 * 60;
 
 /** How long an idle loop waits before it asks for a job again. */
 const POLL_MS = 250;
@@ -24,8 +23,9 @@ interface Queues {
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
  * without counting as an attempt; the last failed one (or one no
- * retry can help) is copied to the dead-letter queue, with its attempts and error, and left failed in
- * the queue (its id refuses a redelivery); a replay removes it and enqueues it again under that id.
+ * retry can help) is copied to the dead-letter queue, with its attempts and error, and left cancelled
+ * in the queue (its id refuses a redelivery); a replay moves the dead letter back (pg-boss's redrive)
+ * as a new job with its own id.
  */
 export function startPgBossWorker(
   boss: PgBoss,
@@ -50,22 +50,18 @@ export function startPgBossWorker(
 
   async function deadLetter(job: PgBossJob, attempts: number, lastError: string): Promise<void> {
     const data: DeadLetterData = {
-      delivery: job.data as DeadLetterData['delivery'],
+      delivery: (isDeadLetterData(job.data) ? job.data.delivery : job.data) as DeadLetterData['delivery'],
       attempts,
       lastError,
       failedAt: new Date().toISOString(),
     };
     // The dead letter's id is the job's: a crash between the two steps, run again, adds nothing twice.
     await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS });
-    // The job stays in the queue, failed, as long as its dead letter: its id keeps a redelivery's
-    // send from adding it again (BullMQ's failed job does the same). Never deleted in between, so no
-    // receiver can slip a send through. Fenced to this claim, as putBack is; replay removes it.
-    await boss.getDb().executeSql(
-      `UPDATE ${schema}.job
-          SET state = 'failed', completed_on = now(), output = $4::jsonb, deletion_seconds = $5
-        WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count = $3`,
-      [name, job.id, job.retryCount, JSON.stringify({ error: lastError }), TOMBSTONE_SECONDS],
-    );
+    // The job stays in the queue, cancelled, as long as its dead letter (it was sent with a longer
+    // deleteAfterSeconds): its id keeps a redelivery's send from adding it again (BullMQ's failed job
+    // does the same). Never deleted in between, so no receiver can slip a send through. Fenced to
+    // this try: a job another worker took back after it expired is left to that worker.
+    await boss.cancel(name, { id: job.id, retryCount: job.retryCount });
   }
 
   /**
@@ -84,9 +80,11 @@ export function startPgBossWorker(
 
   async function settle(job: PgBossJob): Promise<void> {
     const attempt = job.retryCount + 1;
-    if (!isQueuedDelivery(job.data))
+    // A replayed dead letter: pg-boss's redrive() re-creates the job with the dead letter's data.
+    const delivery = isDeadLetterData(job.data) ? job.data.delivery : job.data;
+    if (!isQueuedDelivery(delivery))
       return deadLetter(job, attempt, 'the job does not hold a queued delivery');
-    const next = await core.run(job.data, attempt);
+    const next = await core.run(delivery, attempt);
     if (next.then === 'complete') {
       await boss.complete(name, job.id, { status: next.status });
       return;
