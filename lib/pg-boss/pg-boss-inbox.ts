@@ -7,10 +7,9 @@ import { OptionsError } from '../options-error';
 import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
-import { findDeadJobs, type DeadJob } from './find-dead-jobs';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
-import { pgBossStatus } from './pg-boss-status';
+import { checkReadSchema, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
 import { startPgBossWorker } from './pg-boss-worker';
 
 /** Options of {@link pgBossInbox}: a started pg-boss of yours or a connection string, and the queue's name. */
@@ -92,6 +91,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const settings = { retryLimit: RETRY_LIMIT, retryDelay: 1, deleteAfterSeconds: TOMBSTONE_SECONDS };
       await ensureQueue(b, name, settings, { expireInSeconds });
       await ensureQueue(b, dead, { retentionSeconds: DEAD_RETENTION_SECONDS });
+      await checkReadSchema(b, schema, WHERE);
       return b;
     })().catch((error: unknown) => {
       ready = undefined;
@@ -150,7 +150,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
         if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
       }
     },
-    status: async () => pgBossStatus(await boss(), schema, name, dead),
+    status: async () => readStatus(await boss(), schema, name, dead),
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
       if (owned && ready !== undefined)
