@@ -5,6 +5,7 @@ import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
 import { pgBossInbox } from '../lib/pg-boss';
 import { buildEvent } from '../lib/testing';
+import { captureLogger } from './support/capture-logger';
 import { eventually } from './support/inbox-engines';
 import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
 import { startSlowLink } from './support/slow-link';
@@ -68,4 +69,26 @@ describeWithPostgres('pgBossInbox on PostgreSQL', () => {
     expect((await inbox.status()).waiting).toBe(0);
     expect(ids.every((id) => runs.get(id) === 2)).toBe(true);
   }, 180_000);
+
+  it("logs the errors pg-boss reports (its database gone), once a minute per kind, to the inbox's logger", async () => {
+    const logger = captureLogger();
+    const inbox = pgBossInbox({ connectionString: server.url, name: `logged-${process.pid}`, logger });
+    opened.push(inbox);
+    await inbox.status();
+    await server.stop();
+    try {
+      await expect(inbox.status()).rejects.toThrow();
+      await eventually('an error logged', () => logger.records.length > 0, 30_000);
+    } finally {
+      await server.start();
+    }
+    expect(logger.records).toEqual([
+      {
+        level: 'error',
+        message: '[service-webhooks] pg-boss reported an error; it keeps trying (check the database)',
+        meta: expect.objectContaining({ reason: 'pg-boss-error', err: expect.any(Error) }),
+      },
+    ]);
+    expect(await inbox.status()).toMatchObject({ waiting: 0 });
+  }, 60_000);
 });

@@ -1,4 +1,6 @@
 import { checkOptionKeys } from '../check-option-keys';
+import { rateLimitedLog } from '../core/rate-limited-log';
+import { resolveLogger, type Logger } from '../logger';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
@@ -30,9 +32,15 @@ export interface PgBossInboxOptions {
    * after it). Defaults to `900` s, pg-boss's own.
    */
   expireInSeconds?: number;
+  /**
+   * Where the errors pg-boss reports go (a lost connection, a failed maintenance run), at most one
+   * line a minute, with how many were held back. Only for the `PgBoss` the inbox makes (one given as
+   * `boss` is yours to listen to). Defaults to the console; `false`: nowhere.
+   */
+  logger?: Logger | false;
 }
 
-const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds'];
+const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds', 'logger'];
 const WHERE = 'pgBossInbox';
 const NAME = /^[\w.-]{1,50}$/;
 /** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
@@ -74,6 +82,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   if (!owned && typeof options.boss?.send !== 'function')
     throw new OptionsError('ERR_SW_OPTION', WHERE, "boss must be a PgBoss from 'pg-boss'");
   const schema = checkSchemaName(options.schema ?? 'pgboss', WHERE);
+  const warn = rateLimitedLog(resolveLogger(options.logger, WHERE));
   const dead = `${name}.dead`;
   const workers = new Set<{ close(): Promise<void> }>();
   let ready: Promise<PgBoss> | undefined;
@@ -84,7 +93,14 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const b =
         options.boss ?? new (loadPgBoss().PgBoss)({ connectionString: options.connectionString, schema });
       if (owned) {
-        b.on('error', () => undefined);
+        b.on('error', (error: unknown) =>
+          warn(
+            'error',
+            'pg-boss-error',
+            { err: error },
+            'pg-boss reported an error; it keeps trying (check the database)',
+          ),
+        );
         await b.start();
       }
       // A replayed dead letter is re-created by pg-boss from the queue's settings, not the send's.
