@@ -1,8 +1,13 @@
 // pg-boss's own inbox faults, beyond the contract every engine keeps (inbox-contract.test.ts).
-import { createEventRouter, type Inbox } from '../lib';
+import { createEventRouter, MemoryStore, type Inbox } from '../lib';
+import { handledKey } from '../lib/core/dispatch/run-queued-event';
+import { jobIdFor } from '../lib/inbox/queued-delivery';
+import { loadPgBoss, type PgBoss, type PgBossJob } from '../lib/pg-boss/load-pg-boss';
+import { gate } from './support/gate';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
+
 import { pgBossInbox } from '../lib/pg-boss';
 import { buildEvent } from '../lib/testing';
 import { captureLogger } from './support/capture-logger';
@@ -91,4 +96,130 @@ describeWithPostgres('pgBossInbox on PostgreSQL', () => {
     ]);
     expect(await inbox.status()).toMatchObject({ waiting: 0 });
   }, 60_000);
+
+  /** How a row's worker meets its event: what the handler does, what holds the event, which settle is held. */
+  interface StaleRow {
+    name: string;
+    /** The handler throws on these runs (1-based). */
+    throwsOn: number[];
+    attempts: number;
+    /** Another try holds the event from the start. */
+    busyFromStart: boolean;
+    /** Another try takes the event after the worker's first settle. */
+    busyAfterFirst: boolean;
+    /** The worker's settle call that is held until another try has the job (1-based). */
+    heldAt: number;
+  }
+  const STALE: StaleRow[] = [
+    { name: 'a success', throwsOn: [], attempts: 3, busyFromStart: false, busyAfterFirst: false, heldAt: 1 },
+    {
+      name: 'a failure, tried again',
+      throwsOn: [1],
+      attempts: 3,
+      busyFromStart: false,
+      busyAfterFirst: false,
+      heldAt: 1,
+    },
+    {
+      name: 'the last failure, dead-lettered',
+      throwsOn: [1],
+      attempts: 1,
+      busyFromStart: false,
+      busyAfterFirst: false,
+      heldAt: 1,
+    },
+    {
+      name: 'a busy first try, put back',
+      throwsOn: [],
+      attempts: 3,
+      busyFromStart: true,
+      busyAfterFirst: false,
+      heldAt: 1,
+    },
+    {
+      name: 'a busy try after a failure, put back',
+      throwsOn: [1],
+      attempts: 3,
+      busyFromStart: false,
+      busyAfterFirst: true,
+      heldAt: 2,
+    },
+    {
+      name: 'a busy try after a put-back, put back',
+      throwsOn: [],
+      attempts: 3,
+      busyFromStart: true,
+      busyAfterFirst: false,
+      heldAt: 2,
+    },
+  ];
+
+  it.each(STALE)(
+    'settles nothing for $name once its claim lapsed and another try holds the job',
+    async (row) => {
+      const name = `stale-${STALE.indexOf(row)}-${process.pid}`;
+      const boss = new (loadPgBoss().PgBoss)({ connectionString: server.url });
+      boss.on('error', () => undefined);
+      await boss.start();
+      opened.push({ close: () => boss.stop({ graceful: false, timeout: 5000 }) });
+      const delivery = queued(`evt-stale-${STALE.indexOf(row)}`);
+      const store = new MemoryStore();
+      const holdEvent = async (token: string) =>
+        expect(await store.claim(handledKey(delivery.key), token, 60_000)).toBe('claimed');
+      if (row.busyFromStart) await holdEvent('another-try');
+      // The worker's settle calls (complete, fail, cancel) on the queue, counted; the held one waits.
+      const reached = gate(`settle call ${row.heldAt}`, 20_000);
+      const release = gate('another try has the job', 20_000);
+      const settled = gate('the held settle call returned', 20_000);
+      let calls = 0;
+      const gated = new Proxy(boss, {
+        get(target, property) {
+          const value: unknown = Reflect.get(target, property, target);
+          if (typeof value !== 'function') return value;
+          const call = (value as (...a: unknown[]) => Promise<unknown>).bind(target);
+          if (!['complete', 'fail', 'cancel'].includes(String(property))) return call;
+          return async (...args: unknown[]) => {
+            if (args[0] !== name) return call(...args);
+            const n = ++calls;
+            if (n === 1 && row.busyAfterFirst) await holdEvent('another-try');
+            if (n !== row.heldAt) return call(...args);
+            reached.open();
+            await release.opened;
+            try {
+              return await call(...args);
+            } finally {
+              settled.open();
+            }
+          };
+        },
+      }) as PgBoss;
+      const inbox = pgBossInbox({ boss: gated, name, logger: false });
+      opened.push(inbox);
+      let runs = 0;
+      const router = createEventRouter().onAny(() => {
+        if (row.throwsOn.includes(++runs)) throw new Error('the CRM is down');
+      });
+      opened.push(
+        await inbox.startWorker(router, {
+          attempts: row.attempts,
+          backoff: { delayMs: 10 },
+          timeoutMs: 100,
+          idempotency: { store, leaseMs: 1000 },
+          logger: false,
+        }),
+      );
+      await inbox.enqueue(delivery);
+      await reached.opened;
+      // The held try's claim lapses (as pg-boss's expiry does) and another worker claims the job.
+      const id = jobIdFor(delivery.key);
+      await boss.fail(name, id, { error: 'expired' });
+      const [taken] = await boss.fetch<unknown>(name, { includeMetadata: true, ignoreStartAfter: true });
+      expect(taken?.id).toBe(id);
+      release.open();
+      await settled.opened;
+      const [job] = await boss.findJobs<unknown>(name, { id });
+      expect(job).toMatchObject({ state: 'active', retryCount: (taken as PgBossJob).retryCount });
+    },
+    60_000,
+  );
 });

@@ -135,7 +135,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     name,
     enqueue,
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = startPgBossWorker(await boss(), { name, dead, schema }, router, workerOptions);
+      const worker = startPgBossWorker(await boss(), { name, dead }, router, workerOptions);
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
