@@ -1,6 +1,7 @@
 // The CLI's reading commands (`inbox status`, `inbox dead-letters`) change nothing on the queue's
 // server, and a queue that is not there is an error naming the closest one.
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { createEventRouter, RetryLater } from '../lib';
 import { runCli } from '../lib/cli/program';
@@ -8,10 +9,12 @@ import { createOutput } from '../lib/cli/output';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
+import { bullmqInbox } from '../lib/bullmq';
 import { pgBossInbox } from '../lib/pg-boss';
 import { buildEvent } from '../lib/testing';
 import { eventually } from './support/inbox-engines';
 import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
+import { describeWithRedis, startRedisServer } from './support/redis-server';
 
 function queued(id: string): QueuedDelivery {
   const envelope = buildEvent('ag.access_pass.issued', {}, { id });
@@ -33,6 +36,34 @@ async function cli(...argv: string[]) {
   const out = createOutput({ stdout: sink(stdout), stderr: sink(stderr), env: {} });
   const code = await runCli(argv, { out, env: {}, interrupted: () => new Promise(() => undefined) });
   return { code, stdout, stderr };
+}
+
+/** Both reading commands on `url` with a misspelt --name: exit 1 saying `message`, and `snapshot` unchanged. */
+async function expectNoQueue(url: string, message: string, snapshot: (url: string) => Promise<string[]>) {
+  const before = await snapshot(url);
+  for (const command of ['status', 'dead-letters']) {
+    const run = await cli('inbox', command, '--url', url, '--name', 'servce-webhooks');
+    expect(run).toMatchObject({ code: 1, stdout: [] });
+    expect(run.stderr).toEqual([`error: ${message}`]);
+  }
+  expect(await snapshot(url)).toEqual(before);
+}
+
+/** Both reading commands on `url`: one line each, matching `status` and `dead`, and `snapshot` unchanged. */
+async function expectReads(
+  url: string,
+  lines: { status: RegExp; dead: RegExp },
+  snapshot: (url: string) => Promise<string[]>,
+) {
+  const before = await snapshot(url);
+  for (const [command, line] of [
+    ['status', lines.status],
+    ['dead-letters', lines.dead],
+  ] as const) {
+    const run = await cli('inbox', command, '--url', url);
+    expect(run).toEqual({ code: 0, stderr: [], stdout: [expect.stringMatching(line)] });
+  }
+  expect(await snapshot(url)).toEqual(before);
 }
 
 /** Every schema, relation and row of the database `url` (rows as a digest per table). */
@@ -97,36 +128,30 @@ describeWithPostgres('inbox status and dead-letters on pg-boss', () => {
   });
 
   it('on a database without pg-boss, says there is no such queue and creates nothing', async () => {
-    const before = await catalog(fresh);
-    for (const command of ['status', 'dead-letters']) {
-      const run = await cli('inbox', command, '--url', fresh, '--name', 'servce-webhooks');
-      expect(run).toMatchObject({ code: 1, stdout: [] });
-      expect(run.stderr).toEqual([
-        'error: no queue named "servce-webhooks": this database has no pg-boss schema "pgboss" (a worker or receiver makes it; check --url)',
-      ]);
-    }
-    expect(await catalog(fresh)).toEqual(before);
+    await expectNoQueue(
+      fresh,
+      'no queue named "servce-webhooks": this database has no pg-boss schema "pgboss" (a worker or receiver makes it; check --url)',
+      catalog,
+    );
   }, 60_000);
 
   it('with a misspelt --name, says which queue is there, and changes nothing', async () => {
-    const before = await catalog(server.url);
-    for (const command of ['status', 'dead-letters']) {
-      const run = await cli('inbox', command, '--url', server.url, '--name', 'servce-webhooks');
-      expect(run).toMatchObject({ code: 1, stdout: [] });
-      expect(run.stderr).toEqual([
-        'error: no queue named "servce-webhooks" (did you mean service-webhooks?)',
-      ]);
-    }
-    expect(await catalog(server.url)).toEqual(before);
+    await expectNoQueue(
+      server.url,
+      'no queue named "servce-webhooks" (did you mean service-webhooks?)',
+      catalog,
+    );
   }, 60_000);
 
   it('reads the queue, a job in backoff shown as delayed apart from the waiting one, and changes nothing', async () => {
-    const before = await catalog(server.url);
-    const status = await cli('inbox', 'status', '--url', server.url);
-    expect(status).toMatchObject({ code: 0, stderr: [] });
-    expect(status.stdout).toHaveLength(1);
-    expect(status.stdout[0]).toMatch(
-      /^pg-boss: 1 waiting, 1 delayed, 0 running, 1 dead letters, oldest waiting \d+ s, oldest delayed \d+ s$/,
+    await expectReads(
+      server.url,
+      {
+        status:
+          /^pg-boss: 1 waiting, 1 delayed, 0 running, 1 dead letters, oldest waiting \d+ s, oldest delayed \d+ s$/,
+        dead: /^evt-dead {2}ag\.access_pass\.issued {2}2 attempts /,
+      },
+      catalog,
     );
     const json = await cli('inbox', 'status', '--url', server.url, '--json');
     expect(JSON.parse(json.stdout.join(''))).toMatchObject({
@@ -138,11 +163,67 @@ describeWithPostgres('inbox status and dead-letters on pg-boss', () => {
       oldestAgeMs: expect.any(Number),
       oldestDelayedAgeMs: expect.any(Number),
     });
-    const dead = await cli('inbox', 'dead-letters', '--url', server.url);
-    expect(dead).toMatchObject({ code: 0, stderr: [] });
-    expect(dead.stdout).toEqual([
-      expect.stringMatching(/^evt-dead {2}ag\.access_pass\.issued {2}2 attempts /),
-    ]);
-    expect(await catalog(server.url)).toEqual(before);
   }, 60_000);
+});
+
+/** Every key of the Redis at `url`, with its type and its value as DUMP serializes it. */
+async function keyspace(url: string): Promise<string[]> {
+  const redis = new Redis(url);
+  try {
+    const keys = (await redis.keys('*')).sort();
+    const lines: string[] = [];
+    for (const key of keys)
+      lines.push(`${key} ${await redis.type(key)} ${(await redis.dumpBuffer(key)).toString('hex')}`);
+    return lines;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describeWithRedis('inbox status and dead-letters on BullMQ', () => {
+  let server: Awaited<ReturnType<typeof startRedisServer>>;
+  let empty: Awaited<ReturnType<typeof startRedisServer>>;
+  beforeAll(async () => {
+    [server, empty] = await Promise.all([startRedisServer(), startRedisServer()]);
+    // One dead letter, one waiting event, then nothing runs.
+    const inbox = bullmqInbox({ connection: server.url, logger: false });
+    const worker = await inbox.startWorker(
+      createEventRouter().onAny(() => {
+        throw new Error('the CRM is down');
+      }),
+      { attempts: 1, logger: false },
+    );
+    await inbox.enqueue(queued('evt-dead'));
+    await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+    await worker.close();
+    await inbox.enqueue(queued('evt-waiting'));
+    await inbox.close();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([server?.close(), empty?.close()]);
+  });
+
+  it('on a Redis without the queue, says there is no such queue and writes nothing', async () => {
+    await expectNoQueue(empty.url, 'no queue named "servce-webhooks"; check --name', keyspace);
+  }, 30_000);
+
+  it('with a misspelt --name, says which queue is there, and changes nothing', async () => {
+    await expectNoQueue(
+      server.url,
+      'no queue named "servce-webhooks" (did you mean service-webhooks?)',
+      keyspace,
+    );
+  }, 30_000);
+
+  it('reads the queue and its dead letters, and changes nothing', async () => {
+    await expectReads(
+      server.url,
+      {
+        status:
+          /^bullmq: 1 waiting, 0 delayed, 0 running, 1 dead letters, oldest waiting \d+ s, oldest delayed none$/,
+        dead: /^evt-dead {2}ag\.access_pass\.issued {2}1 attempts /,
+      },
+      keyspace,
+    );
+  }, 30_000);
 });

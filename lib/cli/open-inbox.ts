@@ -20,6 +20,12 @@ export function openInbox(
   const named = name === undefined ? {} : { name };
   try {
     if (scheme === 'redis' || scheme === 'rediss') {
+      if (access === 'read') {
+        type Reader = typeof import('./read-only-bullmq-inbox');
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
+        const { readOnlyBullmqInbox } = require('./read-only-bullmq-inbox') as Reader;
+        return readOnlyBullmqInbox(url, name);
+      }
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
       const { bullmqInbox } = require('../bullmq/index') as typeof import('../bullmq/index');
       return bullmqInbox({ connection: url, logger: false, ...named });
