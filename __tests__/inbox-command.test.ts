@@ -82,7 +82,9 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       const status = await run('inbox', 'status', ...url);
       expect(status).toMatchObject({ code: 0, stderr: '' });
       expect(status.stdout).toMatch(
-        new RegExp(`^${engine.name}: 0 waiting, 0 running, 1 dead letters, oldest waiting none$`),
+        new RegExp(
+          `^${engine.name}: 0 waiting, 0 delayed, 0 running, 1 dead letters, oldest waiting none, oldest delayed none$`,
+        ),
       );
 
       const dead = await run('inbox', 'dead-letters', ...url, '--json');

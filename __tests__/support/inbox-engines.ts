@@ -64,7 +64,7 @@ export const pgBossEngine: InboxEngine = {
     const server = await startPostgresServer();
     return {
       url: server.url,
-      inbox: (name) => pgBossInbox({ connectionString: server.url, name }),
+      inbox: (name) => pgBossInbox({ connectionString: server.url, name, logger: false }),
       async backdate(name, eventIds, failedAt) {
         const boss = new (loadPgBoss().PgBoss)({ connectionString: server.url });
         boss.on('error', () => undefined);

@@ -132,13 +132,17 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     },
     async status(): Promise<InboxStatus> {
       const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');
-      const oldest = await queue.getJobs(['wait', 'prioritized'], 0, 0, true);
-      const times = oldest.map((j) => j.timestamp).filter((t) => Number.isFinite(t));
+      const age = (jobs: { timestamp: number }[]) => {
+        const times = jobs.map((j) => j.timestamp).filter((t) => Number.isFinite(t));
+        return times.length === 0 ? null : Math.max(0, Date.now() - Math.min(...times));
+      };
       return {
-        waiting: (counts.wait ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0),
+        waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
+        delayed: counts.delayed ?? 0,
         active: counts.active ?? 0,
         dead: counts.failed ?? 0,
-        oldestAgeMs: times.length === 0 ? null : Math.max(0, Date.now() - Math.min(...times)),
+        oldestAgeMs: age(await queue.getJobs(['wait', 'prioritized'], 0, 0, true)),
+        oldestDelayedAgeMs: age(await queue.getJobs(['delayed'], 0, 0, true)),
       };
     },
     async close() {

@@ -34,8 +34,9 @@ export async function boundedInboxWork<T>(
   name: string | undefined,
   timeoutMs: number,
   work: (inbox: Inbox) => Promise<T>,
+  access: 'read' | 'write' = 'write',
 ): Promise<T> {
-  const inbox = openInbox(url, name);
+  const inbox = openInbox(url, name, access);
   const where = shownUrl(url ?? '');
   const check = `check --url and that the server runs`;
   let timer: NodeJS.Timeout | undefined;

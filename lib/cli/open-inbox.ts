@@ -4,8 +4,14 @@ import { CliFailure, UsageError } from './cli-errors';
 /**
  * The inbox a `--url` names: `redis://` / `rediss://` on BullMQ, `postgres://` / `postgresql://` on
  * pg-boss. The engine's module is loaded only here, so the CLI runs without either installed.
+ * `read` opens it only to read (status, dead letters): nothing on the server changes, and a queue
+ * that is not there is an error naming the closest one.
  */
-export function openInbox(url: string | undefined, name: string | undefined): Inbox {
+export function openInbox(
+  url: string | undefined,
+  name: string | undefined,
+  access: 'read' | 'write' = 'write',
+): Inbox {
   if (url === undefined || url === '')
     throw new UsageError(
       'give the queue as --url redis://… or --url postgres://… (or set SERVICE_WEBHOOKS_INBOX_URL)',
@@ -14,11 +20,23 @@ export function openInbox(url: string | undefined, name: string | undefined): In
   const named = name === undefined ? {} : { name };
   try {
     if (scheme === 'redis' || scheme === 'rediss') {
+      if (access === 'read') {
+        type Reader = typeof import('./read-only-bullmq-inbox');
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
+        const { readOnlyBullmqInbox } = require('./read-only-bullmq-inbox') as Reader;
+        return readOnlyBullmqInbox(url, name);
+      }
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
       const { bullmqInbox } = require('../bullmq/index') as typeof import('../bullmq/index');
       return bullmqInbox({ connection: url, logger: false, ...named });
     }
     if (scheme === 'postgres' || scheme === 'postgresql') {
+      if (access === 'read') {
+        type Reader = typeof import('../pg-boss/read-only-pg-boss-inbox');
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
+        const { readOnlyPgBossInbox } = require('../pg-boss/read-only-pg-boss-inbox') as Reader;
+        return readOnlyPgBossInbox({ connectionString: url, ...named });
+      }
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this scheme
       const { pgBossInbox } = require('../pg-boss/index') as typeof import('../pg-boss/index');
       return pgBossInbox({ connectionString: url, ...named });

@@ -121,14 +121,21 @@ export interface ReplayFilter {
 
 /** What a queue holds now. */
 export interface InboxStatus {
-  /** Jobs waiting or delayed for a retry. */
+  /** Jobs a worker may take now. */
   waiting: number;
+  /** Jobs waiting out a delay before their next try (a backoff, a `RetryLater`, a busy put-back). */
+  delayed: number;
   /** Jobs a worker runs now. */
   active: number;
   /** Dead letters. */
   dead: number;
-  /** Age in ms of the oldest job still waiting, or null. */
+  /** Age in ms (since it was queued) of the oldest job in `waiting`, or null when there is none. */
   oldestAgeMs: number | null;
+  /**
+   * Age in ms (since it was queued) of the oldest job in `delayed` on pg-boss; on BullMQ, of the
+   * delayed job due first (its delayed set is ordered by when it runs). Null when there is none.
+   */
+  oldestDelayedAgeMs: number | null;
 }
 
 /**

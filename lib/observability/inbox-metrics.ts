@@ -72,7 +72,7 @@ function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
   gauge(
     'inbox_depth',
     'Queued events waiting for a worker (including retries waiting their delay).',
-    (s) => s.waiting,
+    (s) => s.waiting + s.delayed,
   );
   gauge('inbox_active', 'Queued events a worker runs now.', (s) => s.active);
   gauge('inbox_dead_letters', 'Queued events whose tries ran out: kept until replayed.', (s) => s.dead);

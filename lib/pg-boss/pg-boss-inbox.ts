@@ -1,4 +1,6 @@
 import { checkOptionKeys } from '../check-option-keys';
+import { rateLimitedLog } from '../core/rate-limited-log';
+import { resolveLogger, type Logger } from '../logger';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
@@ -7,9 +9,9 @@ import { OptionsError } from '../options-error';
 import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
-import { findDeadJobs, type DeadJob } from './find-dead-jobs';
+import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
-import { pgBossStatus } from './pg-boss-status';
+import { checkReadSchema, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
 import { startPgBossWorker } from './pg-boss-worker';
 
 /** Options of {@link pgBossInbox}: a started pg-boss of yours or a connection string, and the queue's name. */
@@ -30,20 +32,31 @@ export interface PgBossInboxOptions {
    * after it). Defaults to `900` s, pg-boss's own.
    */
   expireInSeconds?: number;
+  /**
+   * Where the errors pg-boss reports go (a lost connection, a failed maintenance run), at most one
+   * line a minute, with how many were held back. Only for the `PgBoss` the inbox makes (one given as
+   * `boss` is yours to listen to). Defaults to the console; `false`: nowhere.
+   */
+  logger?: Logger | false;
 }
 
-const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds'];
+const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds', 'logger'];
 const WHERE = 'pgBossInbox';
 const NAME = /^[\w.-]{1,50}$/;
 /** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
+/** A finished job is kept this long: a day more than a dead letter, so a dead-lettered job outlives it. */
+const TOMBSTONE_SECONDS = DEAD_RETENTION_SECONDS + 24 * 60 * 60;
+/** pg-boss never fails a job for good on its own: the worker decides when it is exhausted. */
+const RETRY_LIMIT = 1_000_000;
 /** How many dead letters a replay reads at once: memory stays bounded however many match. */
 export const REPLAY_BATCH = 100;
 
 /**
  * An {@link Inbox} on pg-boss: `send` commits the job before it resolves, so an acknowledged event is
  * in PostgreSQL. Exhausted jobs are copied to the `<name>.dead` queue, which nothing works: the dead
- * letters. The exhausted job stays in the queue, failed, so its id refuses a redelivery until a replay.
+ * letters. The exhausted job stays in the queue, cancelled, so its id refuses a redelivery; a replay
+ * is pg-boss's `redrive()`, one statement that moves the dead letter back as a new job.
  */
 export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   if (typeof options !== 'object' || options === null)
@@ -69,6 +82,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   if (!owned && typeof options.boss?.send !== 'function')
     throw new OptionsError('ERR_SW_OPTION', WHERE, "boss must be a PgBoss from 'pg-boss'");
   const schema = checkSchemaName(options.schema ?? 'pgboss', WHERE);
+  const warn = rateLimitedLog(resolveLogger(options.logger, WHERE));
   const dead = `${name}.dead`;
   const workers = new Set<{ close(): Promise<void> }>();
   let ready: Promise<PgBoss> | undefined;
@@ -79,20 +93,21 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const b =
         options.boss ?? new (loadPgBoss().PgBoss)({ connectionString: options.connectionString, schema });
       if (owned) {
-        b.on('error', () => undefined);
+        b.on('error', (error: unknown) =>
+          warn(
+            'error',
+            'pg-boss-error',
+            { err: error },
+            'pg-boss reported an error; it keeps trying (check the database)',
+          ),
+        );
         await b.start();
       }
-      for (const [queue, retention] of [
-        [name, undefined],
-        [dead, DEAD_RETENTION_SECONDS],
-      ] as const)
-        if ((await b.getQueue(queue)) === null)
-          await b
-            .createQueue(queue, { ...(retention === undefined ? {} : { retentionSeconds: retention }) })
-            .catch(async (error: unknown) => {
-              // Another process made it meanwhile.
-              if ((await b.getQueue(queue)) === null) throw error;
-            });
+      // A replayed dead letter is re-created by pg-boss from the queue's settings, not the send's.
+      const settings = { retryLimit: RETRY_LIMIT, retryDelay: 1, deleteAfterSeconds: TOMBSTONE_SECONDS };
+      await ensureQueue(b, name, settings, { expireInSeconds });
+      await ensureQueue(b, dead, { retentionSeconds: DEAD_RETENTION_SECONDS });
+      await checkReadSchema(b, schema, WHERE);
       return b;
     })().catch((error: unknown) => {
       ready = undefined;
@@ -107,9 +122,11 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     await b.send(name, delivery, {
       id: jobIdFor(delivery.key),
       // The worker decides when a job is exhausted and when it runs again.
-      retryLimit: 1_000_000,
+      retryLimit: RETRY_LIMIT,
       retryDelay: 1,
       expireInSeconds,
+      // A dead-lettered job is kept, cancelled, as long as its dead letter: its id refuses a redelivery.
+      deleteAfterSeconds: TOMBSTONE_SECONDS,
     });
   }
 
@@ -118,7 +135,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     name,
     enqueue,
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = startPgBossWorker(await boss(), { name, dead, schema }, router, workerOptions);
+      const worker = startPgBossWorker(await boss(), { name, dead }, router, workerOptions);
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
@@ -133,30 +150,52 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const query =
         typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };
       let replayed = 0;
-      // A page at a time, each after the last one read: the walk ends, even if a page cannot be deleted.
+      // A page at a time, each after the last one read: the walk ends, even if a page cannot move.
       for (let after: DeadJob | undefined; ;) {
         const jobs = await findDeadJobs(b, schema, dead, { ...query, limit: REPLAY_BATCH, after });
-        for (const job of jobs) {
-          // The failed job the worker left in the queue holds the id; gone, the send adds it again.
-          await b
-            .getDb()
-            .executeSql(`DELETE FROM ${schema}.job WHERE name = $1 AND id = $2 AND state = 'failed'`, [
-              name,
-              jobIdFor(job.data.delivery.key),
-            ]);
-          await enqueue(job.data.delivery);
-          const deleted = (await b.deleteJob(dead, job.id)) as { affected?: number };
-          if ((deleted.affected ?? 0) > 0) replayed++;
-        }
+        // One statement of pg-boss's moves the page: each dead letter is deleted as its job is
+        // created, so at no instant is the event neither queued nor dead (a replayed job that dies
+        // again has a new id, and its new dead letter conflicts with nothing).
+        if (jobs.length > 0)
+          replayed += await b.redrive(dead, {
+            destination: name,
+            ids: jobs.map((j) => j.id),
+            limit: jobs.length,
+          });
         after = jobs.at(-1);
         if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
       }
     },
-    status: async () => pgBossStatus(await boss(), schema, name, dead),
+    status: async () => readStatus(await boss(), schema, name, dead),
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
       if (owned && ready !== undefined)
         await (await ready.catch(() => undefined))?.stop({ graceful: false, timeout: 5000 });
     },
   };
+}
+
+/**
+ * Makes `queue` with `settings` (and `initial`), or brings an existing one's `settings` to them: a
+ * queue made by an older version (pg-boss's default retryLimit 2) would fail a replayed job for good
+ * behind the worker's back. `initial` is set only on a new queue (another process's
+ * `expireInSeconds` is its own). Another process making the queue meanwhile is no failure.
+ */
+async function ensureQueue(
+  boss: PgBoss,
+  queue: string,
+  settings: PgBossModule.QueueOptions,
+  initial: PgBossModule.QueueOptions = {},
+): Promise<void> {
+  const found = await boss.getQueue(queue);
+  if (found === null) {
+    await boss.createQueue(queue, { ...initial, ...settings }).catch(async (error: unknown) => {
+      if ((await boss.getQueue(queue)) === null) throw error;
+    });
+    return;
+  }
+  const differs = (Object.keys(settings) as (keyof typeof settings)[]).some(
+    (key) => found[key] !== settings[key],
+  );
+  if (differs) await boss.updateQueue(queue, settings);
 }

@@ -4,12 +4,28 @@ import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
-import type { DeadLetterData } from './dead-letter-data';
+import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 
-/** How long a dead letter is kept; the failed job left in the queue for it, a day more (it outlives it). */
+/** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
-const TOMBSTONE_SECONDS = DEAD_RETENTION_SECONDS + 24 * 60 * 60;
+
+/** This try of `job`: pg-boss settles it only while the job is still this claim's. */
+const attemptOf = (job: PgBossJob) => ({ id: job.id, retryCount: job.retryCount });
+
+/** How many of the job's claims were busy tries, put back (see `again`). */
+function putBacksOf(data: unknown): number {
+  const n = (data as { putBacks?: unknown } | null)?.putBacks;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+/** The queued delivery a job holds: its data, or a replayed dead letter's (redrive copies its data). */
+function deliveryOf(data: unknown): unknown {
+  const held = isDeadLetterData(data) ? data.delivery : data;
+  if (typeof held !== 'object' || held === null || !('putBacks' in held)) return held;
+  const { putBacks: _counted, ...delivery } = held as Record<string, unknown>;
+  return delivery;
+}
 
 /** How long an idle loop waits before it asks for a job again. */
 const POLL_MS = 250;
@@ -17,15 +33,15 @@ const POLL_MS = 250;
 interface Queues {
   name: string;
   dead: string;
-  schema: string;
 }
 
 /**
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
  * without counting as an attempt; the last failed one (or one no
- * retry can help) is copied to the dead-letter queue, with its attempts and error, and left failed in
- * the queue (its id refuses a redelivery); a replay removes it and enqueues it again under that id.
+ * retry can help) is copied to the dead-letter queue, with its attempts and error, and left cancelled
+ * in the queue (its id refuses a redelivery); a replay moves the dead letter back (pg-boss's redrive)
+ * as a new job with its own id.
  */
 export function startPgBossWorker(
   boss: PgBoss,
@@ -34,7 +50,7 @@ export function startPgBossWorker(
   options: InboxWorkerOptions | undefined,
 ): { close(): Promise<void> } {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
-  const { name, dead, schema } = queues;
+  const { name, dead } = queues;
   let stopping = false;
   const sleeping = new Set<() => void>();
   const idle = () =>
@@ -48,59 +64,49 @@ export function startPgBossWorker(
       sleeping.add(wake);
     });
 
-  async function deadLetter(job: PgBossJob, attempts: number, lastError: string): Promise<void> {
+  async function deadLetter(job: PgBossJob, delivery: unknown, attempts: number, lastError: string) {
     const data: DeadLetterData = {
-      delivery: job.data as DeadLetterData['delivery'],
+      delivery: delivery as DeadLetterData['delivery'],
       attempts,
       lastError,
       failedAt: new Date().toISOString(),
     };
     // The dead letter's id is the job's: a crash between the two steps, run again, adds nothing twice.
     await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS });
-    // The job stays in the queue, failed, as long as its dead letter: its id keeps a redelivery's
-    // send from adding it again (BullMQ's failed job does the same). Never deleted in between, so no
-    // receiver can slip a send through. Fenced to this claim, as putBack is; replay removes it.
-    await boss.getDb().executeSql(
-      `UPDATE ${schema}.job
-          SET state = 'failed', completed_on = now(), output = $4::jsonb, deletion_seconds = $5
-        WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count = $3`,
-      [name, job.id, job.retryCount, JSON.stringify({ error: lastError }), TOMBSTONE_SECONDS],
-    );
+    // The job stays in the queue, cancelled, as long as its dead letter (it was sent with a longer
+    // deleteAfterSeconds): its id keeps a redelivery's send from adding it again (BullMQ's failed job
+    // does the same). Never deleted in between, so no receiver can slip a send through. Fenced to
+    // this try: a job another worker took back after it expired is left to that worker.
+    await boss.cancel(name, attemptOf(job));
   }
 
   /**
-   * A busy try is given back as pg-boss's restore() does (created, never started), so the next claim
-   * does not count an attempt, and starts after `delayMs`: one statement, fenced to this claim.
+   * The job runs again after `delayMs`: failed (fenced to this try, so a claim that lapsed changes
+   * nothing), then its start moved to the delay the worker chose (pg-boss's own is 1 s). A busy try
+   * (`putBacks` one more than the job held) must not count as an attempt, but pg-boss counts every
+   * claim, so the job carries how many of its claims were put back, and the attempt is the claims
+   * less those.
    */
-  async function putBack(job: PgBossJob, delayMs: number): Promise<void> {
-    await boss.getDb().executeSql(
-      `UPDATE ${schema}.job
-          SET state = 'created', started_on = NULL, heartbeat_on = NULL,
-              start_after = now() + $4 * interval '1 millisecond'
-        WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count = $3`,
-      [name, job.id, job.retryCount, delayMs],
-    );
+  async function again(job: PgBossJob, delayMs: number, error: string, putBacks: number) {
+    const failed = (await boss.fail(name, attemptOf(job), { error })) as { affected?: number };
+    if ((failed.affected ?? 0) === 0) return;
+    const data = putBacks === putBacksOf(job.data) ? undefined : { ...(job.data as object), putBacks };
+    await boss.update(name, data, { id: job.id, startAfter: Math.max(1, delayMs) / 1000 });
   }
 
   async function settle(job: PgBossJob): Promise<void> {
-    const attempt = job.retryCount + 1;
-    if (!isQueuedDelivery(job.data))
-      return deadLetter(job, attempt, 'the job does not hold a queued delivery');
-    const next = await core.run(job.data, attempt);
+    const putBacks = putBacksOf(job.data);
+    const attempt = job.retryCount + 1 - putBacks;
+    const delivery = deliveryOf(job.data);
+    if (!isQueuedDelivery(delivery))
+      return deadLetter(job, delivery, attempt, 'the job does not hold a queued delivery');
+    const next = await core.run(delivery, attempt);
     if (next.then === 'complete') {
-      await boss.complete(name, job.id, { status: next.status });
+      await boss.complete(name, attemptOf(job), { status: next.status });
       return;
     }
-    if (next.then === 'dead') return deadLetter(job, attempt, next.error);
-    if (next.then === 'putBack') return putBack(job, next.delayMs);
-    await boss.fail(name, { id: job.id, retryCount: job.retryCount }, { error: next.error });
-    const delayMs = next.delayMs;
-    await boss
-      .getDb()
-      .executeSql(
-        `UPDATE ${schema}.job SET start_after = now() + $3 * interval '1 millisecond' WHERE name = $1 AND id = $2 AND state = 'retry'`,
-        [name, job.id, delayMs],
-      );
+    if (next.then === 'dead') return deadLetter(job, delivery, attempt, next.error);
+    return again(job, next.delayMs, next.error, next.then === 'putBack' ? putBacks + 1 : putBacks);
   }
 
   async function loop(): Promise<void> {

@@ -21,11 +21,17 @@ const LONGEST_TIMEOUT = '24h';
 
 const seconds = (ms: number | null) => (ms === null ? 'none' : `${Math.round(ms / 1000)} s`);
 
-/** Opens the inbox the flags name and runs `work` on it, bounded by `--timeout`. */
-function withInbox<T>(ctx: CliContext, flags: QueueFlags, work: (inbox: Inbox) => Promise<T>): Promise<T> {
+/** Opens the inbox the flags name (`read`: only to read it) and runs `work` on it, bounded by `--timeout`. */
+function withInbox<T>(
+  ctx: CliContext,
+  flags: QueueFlags,
+  access: 'read' | 'write',
+  work: (inbox: Inbox) => Promise<T>,
+): Promise<T> {
   const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT, LONGEST_TIMEOUT);
   if (timeoutMs < 1) throw new UsageError('--timeout must be longer than 0 (such as 10s)');
-  return boundedInboxWork(flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL, flags.name, timeoutMs, work);
+  const url = flags.url ?? ctx.env.SERVICE_WEBHOOKS_INBOX_URL;
+  return boundedInboxWork(url, flags.name, timeoutMs, work, access);
 }
 
 /** The id, type and error are the sender's and a handler's bytes: escaped, they cannot forge a line. */
@@ -55,13 +61,15 @@ export function inboxCommand(ctx: CliContext): Command {
   );
   inbox.addCommand(
     queueOptions(
-      new Command('status').description('jobs waiting and running, dead letters, the oldest job’s age'),
+      new Command('status').description(
+        'jobs waiting, delayed (backoff) and running, dead letters, the oldest jobs’ ages',
+      ),
     ).action((flags: QueueFlags) =>
-      withInbox(ctx, flags, async (i) => {
+      withInbox(ctx, flags, 'read', async (i) => {
         const status = await i.status();
         if (flags.json) return ctx.out.json({ engine: i.engine, ...status });
         ctx.out.line(
-          `${i.engine}: ${status.waiting} waiting, ${status.active} running, ${status.dead} dead letters, oldest waiting ${seconds(status.oldestAgeMs)}`,
+          `${i.engine}: ${status.waiting} waiting, ${status.delayed} delayed, ${status.active} running, ${status.dead} dead letters, oldest waiting ${seconds(status.oldestAgeMs)}, oldest delayed ${seconds(status.oldestDelayedAgeMs)}`,
         );
       }),
     ),
@@ -74,7 +82,7 @@ export function inboxCommand(ctx: CliContext): Command {
         const limit = flags.limit === undefined ? 100 : Number(flags.limit);
         if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DEAD_LETTERS)
           throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DEAD_LETTERS}`);
-        return withInbox(ctx, flags, async (i) => {
+        return withInbox(ctx, flags, 'read', async (i) => {
           const dead = await i.deadLetters({
             limit,
             ...(flags.type === undefined ? {} : { type: flags.type }),
@@ -107,7 +115,7 @@ export function inboxCommand(ctx: CliContext): Command {
               ? {}
               : { since: new Date(Date.now() - parseDuration('--since', flags.since)) }),
           };
-          return withInbox(ctx, flags, async (i) => {
+          return withInbox(ctx, flags, 'write', async (i) => {
             const replayed = await i.replay(target);
             if (flags.json) return ctx.out.json({ replayed });
             ctx.out.line(`replayed ${replayed} dead letter${replayed === 1 ? '' : 's'}`);
