@@ -9,6 +9,7 @@ import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { jobIdFor, queuedDelivery } from '../lib/inbox/queued-delivery';
 import { buildEvent } from '../lib/testing';
 import { builtPackage } from './support/built-package';
+import { captureLogger } from './support/capture-logger';
 import { eventually } from './support/inbox-engines';
 import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
 
@@ -166,4 +167,40 @@ describeWithRedis('the BullMQ worker', () => {
       await inbox.close();
     }
   }, 180_000);
+
+  // Last: it stops and restarts the server.
+  it('logs the first error of each reason, counts the rest, and says once when it is connected again', async () => {
+    const inbox = bullmqInbox({ connection: server.url, name: `away-${process.pid}`, logger: false });
+    const logger = captureLogger();
+    const worker = await inbox.startWorker(createEventRouter(), { idempotency: false, logger });
+    const errors = () => logger.records.filter((r) => r.level === 'error');
+    try {
+      await server.stop();
+      await eventually('a first error line', () => errors().length > 0, 15_000);
+      // Redis stays away a while: BullMQ reports a failed reconnection about twice a second.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await server.start();
+      await eventually('the connection back', () => logger.messages('warn').length > 0, 15_000);
+      const reasons = errors().map((r) => r.meta.reason);
+      // One line per reason, each the first of its kind.
+      expect(new Set(reasons).size).toBe(reasons.length);
+      for (const line of errors()) {
+        expect(line.message).toMatch(
+          /^\[service-webhooks\] the BullMQ worker reported an error and keeps retrying/,
+        );
+        expect(line.meta.suppressedSinceLast).toBeUndefined();
+      }
+      const back = logger.records.filter((r) => r.level === 'warn');
+      expect(back.map((r) => r.message)).toEqual(['[service-webhooks] the BullMQ worker is connected again']);
+      // The held-back errors are counted in it: more than were logged.
+      expect(back[0]?.meta.errors).toBeGreaterThan(reasons.length);
+      // Both connections ready again, and no second line for it.
+      await inbox.enqueue(deliveryOf('evt_after'));
+      await eventually('the queue ran again', async () => (await inbox.status()).waiting === 0, 15_000);
+      expect(logger.messages('warn')).toHaveLength(1);
+    } finally {
+      await worker.close();
+      await inbox.close();
+    }
+  }, 60_000);
 });

@@ -1,5 +1,6 @@
 import type { ConnectionOptions, Job } from 'bullmq';
 import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
+import { engineErrorLog } from '../core/engine-error-log';
 import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
@@ -85,7 +86,10 @@ export async function startBullmqWorker(
         error instanceof TryFailed ? error.delayMs : core.delayAfter(attemptsMade, undefined),
     },
   });
-  worker.on('error', (error) => core.log.error({ err: error }, 'the BullMQ worker reported an error'));
+  const errors = engineErrorLog(core.log, 'the BullMQ worker');
+  worker.on('error', (error) => errors.error(error));
+  // Either of the worker's two connections ready again: the outage, if any, is over.
+  worker.getBackend().on('ready', () => errors.connected());
   worker.on('failed', (job, error) => {
     // Failed by BullMQ itself, not by a try: it lost its worker more than maxStalledCount times.
     if (job?.deferredFailure === undefined || error.message !== job.deferredFailure) return;
