@@ -35,6 +35,26 @@ describe('bullmqInbox refuses what it cannot use, at construction', () => {
       /lockDurationMs must be a whole number/,
     ],
     [
+      'no attempts',
+      { connection: 'redis://x', attempts: 0 },
+      /attempts must be a whole number ≥ 1 \(got 0\)/,
+    ],
+    [
+      'attempts not a number',
+      { connection: 'redis://x', attempts: '3' },
+      /attempts must be a whole number ≥ 1/,
+    ],
+    [
+      'a negative maxStalledCount',
+      { connection: 'redis://x', maxStalledCount: -1 },
+      /maxStalledCount must be a whole number ≥ 0 \(got -1\)/,
+    ],
+    [
+      'a fractional maxStalledCount',
+      { connection: 'redis://x', maxStalledCount: 1.5 },
+      /maxStalledCount must be a whole number ≥ 0/,
+    ],
+    [
       'a Redis Cluster client that gives up on commands',
       {
         connection: new Cluster([{ host: '127.0.0.1', port: 1 }], {

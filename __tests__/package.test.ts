@@ -11,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseBlocks } from './support/readme-blocks';
+import { startRedisServer } from './support/redis-server';
 import { RESOLUTION_MODES, typeErrors, writeEntriesApp, type ResolutionMode } from './support/type-check-app';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -319,9 +320,40 @@ export = app;
       bare,
     );
     expect(missing).toMatch(
-      /\[service-webhooks\] bullmqInbox: could not load 'bullmq'; install it \(npm install bullmq@6\)/,
+      /\[service-webhooks\] bullmqInbox: could not load 'bullmq'; install it .*\(npm install bullmq@6 ioredis\)/,
     );
   }, 180_000);
+
+  it('connects service-webhooks/bullmq to Redis by a redis:// URL after the documented npm install bullmq@6 ioredis, and names ioredis without it', async () => {
+    const redis = await startRedisServer();
+    try {
+      // Made, a worker started and the queue read, by the URL: what `npm install bullmq` alone broke.
+      const use = `const { createEventRouter } = require('service-webhooks');
+        const { bullmqInbox } = require('service-webhooks/bullmq');
+        (async () => {
+          let inbox;
+          try { inbox = bullmqInbox({ connection: '${redis.url}', name: 'packed', logger: false }); }
+          catch (e) { return console.log(JSON.stringify({ error: e.message })); }
+          const worker = await inbox.startWorker(createEventRouter(), { logger: false });
+          const status = await inbox.status();
+          await worker.close();
+          await inbox.close();
+          console.log(JSON.stringify({ status }));
+        })();`;
+      const documented = app('bullmq-ioredis-app', { type: 'commonjs' }, ['bullmq@6', 'ioredis']);
+      expect(JSON.parse(run('node', ['-e', use], documented))).toEqual({
+        status: { waiting: 0, active: 0, dead: 0, oldestAgeMs: null },
+      });
+      const bare = app('bullmq-only-app', { type: 'commonjs' }, ['bullmq@6']);
+      expect(JSON.parse(run('node', ['-e', use], bare))).toEqual({
+        error: expect.stringMatching(
+          /^\[service-webhooks\] bullmqInbox: .*need 'ioredis'.*: npm install ioredis$/,
+        ),
+      });
+    } finally {
+      await redis.close();
+    }
+  }, 240_000);
 
   it('works from import in an ESM TypeScript app, types included', () => {
     const dir = app('esm-app', { type: 'module' }, [

@@ -12,7 +12,8 @@ import { checkRedisDurability } from './check-redis-durability';
 import { loadBullmq } from './load-bullmq';
 import { redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
-import { checkWorkerConnection } from './worker-connection';
+import { checkIoredis } from './check-ioredis';
+import { checkWorkerConnection, isClient } from './worker-connection';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
 export interface BullmqInboxOptions {
@@ -30,11 +31,25 @@ export interface BullmqInboxOptions {
    * it). Defaults to `30_000` ms, BullMQ's own.
    */
   lockDurationMs?: number;
+  /**
+   * How many tries each job is given, stored on the job when it is enqueued as BullMQ's own
+   * `attempts`, so BullMQ counts them and its dashboards (bull-board, Taskforce) show them. A
+   * worker's `attempts` defaults to this; a worker given more is refused (a job's tries are fixed
+   * when it is added), one given fewer dead-letters at its own. Defaults to `13`, the workers' default.
+   */
+  attempts?: number;
+  /**
+   * How many times a job may lose its worker mid-try (killed, or its event loop blocked past
+   * `lockDurationMs`) and run again; the next time, BullMQ fails it into the dead letters ("job
+   * stalled more than allowable limit"), so a job that kills its worker stops after a few. Such stops
+   * do not spend `attempts`. Defaults to `2`.
+   */
+  maxStalledCount?: number;
   /** Where the Redis settings warnings go. Defaults to the console. */
   logger?: Logger | false;
 }
 
-const KEYS = ['connection', 'queue', 'name', 'lockDurationMs', 'logger'];
+const KEYS = ['connection', 'queue', 'name', 'lockDurationMs', 'attempts', 'maxStalledCount', 'logger'];
 const WHERE = 'bullmqInbox';
 /** Completed jobs kept this long, past the Service's 6-hour retries, then trimmed. */
 const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
@@ -80,10 +95,14 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       WHERE,
       'lockDurationMs must be a whole number of milliseconds ≥ 1000',
     );
+  // The workers' own default: a job gets as many tries as a worker given nothing gives it.
+  const attempts = wholeOption(options.attempts, 'attempts', 13, 1);
+  const maxStalledCount = wholeOption(options.maxStalledCount, 'maxStalledCount', 2, 0);
   const log = resolveLogger(options.logger, WHERE);
   const warn = rateLimitedLog(log);
   const connection =
     options.queue?.opts.connection ?? redisConnection(options.connection as ConnectionOptions | string);
+  if (options.queue === undefined && !isClient(connection)) checkIoredis();
   checkWorkerConnection(connection);
   const owned = options.queue === undefined;
   const queue = options.queue ?? new (loadBullmq().Queue)(name, { connection });
@@ -110,15 +129,21 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       // A job id that exists already makes add() a no-op: a redelivery never enqueues twice.
       await queue.add(delivery.type, delivery, {
         jobId: jobIdFor(delivery.key),
-        // The worker decides when a job is exhausted (its own attempts); BullMQ only schedules tries.
-        attempts: Number.MAX_SAFE_INTEGER,
+        // BullMQ counts the tries and fails the job when they are spent; the worker's strategy
+        // chooses each delay.
+        attempts,
         backoff: { type: 'service-webhooks' },
         removeOnComplete: KEEP_COMPLETED,
         removeOnFail: false,
       });
     },
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = await startBullmqWorker(at, lockDuration, router, workerOptions);
+      const worker = await startBullmqWorker(
+        at,
+        { lockDuration, maxStalledCount },
+        router,
+        workerOptionsFor(workerOptions, attempts),
+      );
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
@@ -153,4 +178,34 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       if (owned) await queue.close();
     },
   };
+}
+
+function wholeOption(value: unknown, key: string, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      `${key} must be a whole number ≥ ${min} (got ${String(value)})`,
+    );
+  return value;
+}
+
+/**
+ * The worker's options with the inbox's `attempts` as their default. More than the jobs were given
+ * is refused: BullMQ would fail them at their own, and the worker's setting would silently not hold.
+ */
+function workerOptionsFor(
+  given: InboxWorkerOptions | undefined,
+  attempts: number,
+): InboxWorkerOptions | undefined {
+  // Anything but an object is the worker core's to refuse, with its own message.
+  if (typeof given !== 'object' || given === null) return given ?? { attempts };
+  if (typeof given.attempts === 'number' && given.attempts > attempts)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      'inbox.startWorker',
+      `attempts ${given.attempts} is more than the ${attempts} this inbox gives each job it enqueues (BullMQ fixes a job's attempts when it is added): give bullmqInbox({ attempts: ${given.attempts} }) where jobs are enqueued and here`,
+    );
+  return { ...given, attempts: given.attempts ?? attempts };
 }

@@ -1,5 +1,6 @@
 import type { ConnectionOptions, Job } from 'bullmq';
 import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
+import { engineErrorLog } from '../core/engine-error-log';
 import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
@@ -16,6 +17,12 @@ export interface WorkerQueue {
   skipVersionCheck?: boolean | undefined;
 }
 
+/** How the worker runs jobs: the lock, and how often a job may lose its worker before it fails. */
+export interface WorkerLimits {
+  lockDuration: number;
+  maxStalledCount: number;
+}
+
 /** A failed try, carrying the delay the worker chose (BullMQ's backoff strategy reads it). */
 class TryFailed extends Error {
   constructor(
@@ -28,13 +35,17 @@ class TryFailed extends Error {
 }
 
 /**
- * A BullMQ Worker running the shared runner: a failed try is retried after the delay the worker's
- * backoff (or the handler's RetryLater) chose; the last one, or one no retry can help, fails the
- * job for good (BullMQ's failed set: the dead letters). A try put back (busy) is delayed, not failed.
+ * A BullMQ Worker running the shared runner, with BullMQ counting the tries: a failed try is thrown,
+ * and BullMQ retries it after the delay the worker's backoff (or the handler's RetryLater) chose
+ * (the backoff strategy reads it) until the job's `attempts` are spent, then fails it for good
+ * (BullMQ's failed set: the dead letters). A try no retry can help, or past the worker's own
+ * `attempts`, fails at once (UnrecoverableError). A try put back (busy) is delayed without spending
+ * an attempt. A job whose worker stopped mid-try (killed: its lock ran out) runs again, and after
+ * `maxStalledCount` such stops BullMQ fails it into the dead letters, in Redis, by its own scripts.
  */
 export async function startBullmqWorker(
   queue: WorkerQueue,
-  lockDuration: number,
+  limits: WorkerLimits,
   router: EventRouter,
   options: InboxWorkerOptions | undefined,
 ): Promise<{ close(): Promise<void> }> {
@@ -46,10 +57,16 @@ export async function startBullmqWorker(
     if (next.then === 'complete') return next.status;
     if (next.then === 'dead') throw new UnrecoverableError(next.error);
     if (next.then === 'putBack' && token !== undefined) {
-      // Delayed without spending an attempt (BullMQ skips attemptsMade for a job moved this way).
+      // Delayed without spending an attempt: BullMQ counts attemptsStarted, not attemptsMade, for it.
       await job.moveToDelayed(Date.now() + next.delayMs, token);
       throw new DelayedError();
     }
+    // A job enqueued with fewer attempts than this worker's (another inbox's setting) ends here.
+    if (attempt >= (job.opts.attempts ?? 1))
+      core.log.error(
+        { eventId: job.data.id, type: job.data.type, attempt, error: next.error },
+        "a queued event failed for good (its job's attempts are spent); it is kept in the dead letters until replayed",
+      );
     throw new TryFailed(next.error, next.delayMs);
   };
   const { connection, release } = workerConnection(queue.connection);
@@ -58,17 +75,29 @@ export async function startBullmqWorker(
     prefix: queue.prefix,
     ...(queue.skipVersionCheck === undefined ? {} : { skipVersionCheck: queue.skipVersionCheck }),
     concurrency: core.concurrency,
-    lockDuration,
+    lockDuration: limits.lockDuration,
     // Stalled jobs (a killed worker's) are looked for as often as a lock can run out.
-    stalledInterval: lockDuration,
-    // A job whose worker died is run again rather than failed: its attempts decide, not the crashes.
-    maxStalledCount: core.attempts,
+    stalledInterval: limits.lockDuration,
+    // A job that kills its worker (out of memory, a crash in native code) is failed after a few
+    // stops, not run until its attempts are spent: each stop is a worker lost.
+    maxStalledCount: limits.maxStalledCount,
     settings: {
       backoffStrategy: (attemptsMade, _type, error) =>
         error instanceof TryFailed ? error.delayMs : core.delayAfter(attemptsMade, undefined),
     },
   });
-  worker.on('error', (error) => core.log.error({ err: error }, 'the BullMQ worker reported an error'));
+  const errors = engineErrorLog(core.log, 'the BullMQ worker');
+  worker.on('error', (error) => errors.error(error));
+  // Either of the worker's two connections ready again: the outage, if any, is over.
+  worker.getBackend().on('ready', () => errors.connected());
+  worker.on('failed', (job, error) => {
+    // Failed by BullMQ itself, not by a try: it lost its worker more than maxStalledCount times.
+    if (job?.deferredFailure === undefined || error.message !== job.deferredFailure) return;
+    core.log.error(
+      { eventId: job.data.id, type: job.data.type, stalls: job.stalledCounter, error: error.message },
+      'a queued event stopped its worker mid-try too many times; it is kept in the dead letters until replayed',
+    );
+  });
   const close = () => worker.close().finally(release);
   try {
     await worker.waitUntilReady();

@@ -12,7 +12,7 @@ export function loadBullmq(): typeof Bullmq {
     loaded ??= require('bullmq') as typeof Bullmq;
   } catch (error) {
     throw new Error(
-      "[service-webhooks] bullmqInbox: could not load 'bullmq'; install it (npm install bullmq@6) beside service-webhooks",
+      "[service-webhooks] bullmqInbox: could not load 'bullmq'; install it beside service-webhooks, with the Redis client it connects with (npm install bullmq@6 ioredis)",
       { cause: error },
     );
   }

@@ -9,7 +9,7 @@ interface RedisClient {
 }
 
 /** An ioredis client (BullMQ's own test: the methods a client has and options never do). */
-function isClient(connection: unknown): connection is RedisClient {
+export function isClient(connection: unknown): connection is RedisClient {
   return ['connect', 'disconnect', 'duplicate'].every(
     (method) => typeof (connection as Record<string, unknown> | null)?.[method] === 'function',
   );

@@ -45,7 +45,7 @@ export function openInbox(
     const code = (error as { code?: string }).code;
     if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND')
       throw new CliFailure(
-        `this queue needs ${scheme?.startsWith('redis') ? 'bullmq' : 'pg-boss'}: npm install ${scheme?.startsWith('redis') ? 'bullmq' : 'pg-boss'}`,
+        `this queue needs ${scheme?.startsWith('redis') ? 'bullmq' : 'pg-boss'}: npm install ${scheme?.startsWith('redis') ? 'bullmq ioredis' : 'pg-boss'}`,
       );
     throw error;
   }
