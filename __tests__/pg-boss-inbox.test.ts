@@ -97,6 +97,41 @@ describeWithPostgres('pgBossInbox on PostgreSQL', () => {
     expect(await inbox.status()).toMatchObject({ waiting: 0 });
   }, 60_000);
 
+  it('the worker logs the first fetch error of each reason, counts the rest, and says once when it is connected again (issue 29 item 6)', async () => {
+    const inbox = pgBossInbox({ connectionString: server.url, name: `away-${process.pid}`, logger: false });
+    opened.push(inbox);
+    const logger = captureLogger();
+    const worker = await inbox.startWorker(createEventRouter(), {
+      idempotency: false,
+      logger,
+      concurrency: 4,
+    });
+    opened.push(worker);
+    const errors = () => logger.records.filter((r) => r.level === 'error');
+    await server.stop();
+    try {
+      await eventually('a first error line', () => errors().length > 0, 30_000);
+      // Four loops each ask four times a second while the database is away.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    } finally {
+      await server.start();
+    }
+    await eventually('the connection back', () => logger.messages('warn').length > 0, 30_000);
+    const reasons = errors().map((r) => r.meta.reason);
+    expect(new Set(reasons).size).toBe(reasons.length);
+    for (const line of errors())
+      expect(line.message).toMatch(
+        /^\[service-webhooks\] the pg-boss worker reported an error and keeps retrying/,
+      );
+    const back = logger.records.filter((r) => r.level === 'warn');
+    expect(back.map((r) => r.message)).toEqual(['[service-webhooks] the pg-boss worker is connected again']);
+    expect(back[0]?.meta.errors).toBeGreaterThan(reasons.length);
+    // Back at work, and no second line for it.
+    await inbox.enqueue(queued('evt_after_outage'));
+    await eventually('the queue ran again', async () => (await inbox.status()).waiting === 0, 30_000);
+    expect(logger.messages('warn')).toHaveLength(1);
+  }, 90_000);
+
   /** How a row's worker meets its event: what the handler does, what holds the event, which settle is held. */
   interface StaleRow {
     name: string;

@@ -6,6 +6,7 @@ import { isQueuedDelivery } from '../inbox/queued-delivery';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
+import { engineErrorLog } from '../core/engine-error-log';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
@@ -109,13 +110,17 @@ export function startPgBossWorker(
     return again(job, next.delayMs, next.error, next.then === 'putBack' ? putBacks + 1 : putBacks);
   }
 
+  const fetchErrors = engineErrorLog(core.log, 'the pg-boss worker');
+
   async function loop(): Promise<void> {
     while (!stopping) {
       let jobs: PgBossJob[] = [];
       try {
         jobs = await boss.fetch(name, { batchSize: 1, includeMetadata: true });
+        fetchErrors.connected();
       } catch (error) {
-        core.log.error({ err: error }, 'could not fetch a job from pg-boss; trying again');
+        // Every loop asks four times a second: with the database away, one line per reason a minute.
+        fetchErrors.error(error);
       }
       const job = jobs[0];
       if (job === undefined) {
