@@ -4,8 +4,10 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createClientCertificateVerifier } from '../lib/mtls';
-import { createTestCertificates } from '../lib/testing';
+import { X509Certificate } from 'node:crypto';
+import { createEventRouter, createFetchHandler, createNodeHandler, type ReceiverOptions } from '../lib';
+import { buildEvent, createTestCertificates, DELIVERY_HEADERS } from '../lib/testing';
+import { captureLogger } from './support/capture-logger';
 import { describeWithServer, findBinary } from './support/server-binary';
 
 const openssl = findBinary('openssl', ['/usr/bin', '/usr/local/bin']);
@@ -15,8 +17,11 @@ const describeWithOpenssl = describeWithServer(
   'install it (Debian: apt-get install openssl) or run CI=true to make this a failure',
 );
 
-/** Certificates made by the openssl CLI itself: name → [extensions, issuer (none: self-signed)]. */
-const CERTS: [string, string, string?][] = [
+/**
+ * Certificates made by the openssl CLI itself: name → [extensions (and any section they name), issuer
+ * (none: self-signed), subject (default /CN=name)].
+ */
+const CERTS: [string, string, string?, string?][] = [
   ['root', 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign'],
   ['root0', 'basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign'],
   ['root1', 'basicConstraints=critical,CA:TRUE,pathlen:1\nkeyUsage=critical,keyCertSign'],
@@ -88,51 +93,45 @@ const TABLE: [string, string, string, string[]][] = [
   ['a trusted root whose keyUsage lacks keyCertSign', 'leaf_rootnosign', 'root_nosign', []],
 ];
 
+/** What openssl's verify says of a refused chain, and what our refusal must then say. */
+const REASONS: [RegExp, RegExp][] = [[/path length constraint exceeded/, /\(pathLenConstraint\)/]];
+
+/** The ways a receiver meets a chain: two proxy headers (through Fetch) and the TLS socket (node:http). */
+const SOURCES = ['aws-alb', 'client-cert', 'socket'] as const;
+
 describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges them', () => {
   let dir: string;
+  let tlsServer: https.Server;
+  let port: number;
+  let serverCa: string;
+  const handled = new Map<string, string[]>();
   const pem = (name: string) => readFileSync(path.join(dir, `${name}.pem`), 'utf8');
   const run = (args: string[]) =>
     execFileSync(openssl as string, args, { cwd: dir, stdio: 'pipe', timeout: 20_000 });
 
-  beforeAll(() => {
+  /** A receiver trusting `ca`, reading certificates from `from`; undefined when it refuses `ca` itself. */
+  function receiverOptions(from: (typeof SOURCES)[number], ca: string): ReceiverOptions {
+    const seen = handled.get(`${from} ${ca}`) ?? [];
+    handled.set(`${from} ${ca}`, seen);
+    const router = createEventRouter().on('ag.access_pass.issued', (event) => void seen.push(event.id));
+    return { router, logger: captureLogger(), mtls: { from, ca: pem(ca) } };
+  }
+
+  const sockets = new Map<string, ReturnType<typeof createNodeHandler> | Error>();
+
+  beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sw-openssl-chains-'));
-    for (const [name, extensions, issuer] of CERTS) {
+    for (const [name, extensions, issuer, subject] of CERTS) {
       writeFileSync(
         path.join(dir, `${name}.ext`),
         `[req]\ndistinguished_name=dn\n[dn]\n[x]\n${extensions}\n`,
       );
       run(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', `${name}.key`]);
+      const subj = ['-subj', subject ?? `/CN=${name}`, '-key', `${name}.key`, '-config', `${name}.ext`];
       if (issuer === undefined) {
-        run([
-          'req',
-          '-new',
-          '-x509',
-          '-key',
-          `${name}.key`,
-          '-subj',
-          `/CN=${name}`,
-          '-days',
-          '30',
-          '-out',
-          `${name}.pem`,
-          '-config',
-          `${name}.ext`,
-          '-extensions',
-          'x',
-        ]);
+        run(['req', '-new', '-x509', ...subj, '-days', '30', '-out', `${name}.pem`, '-extensions', 'x']);
       } else {
-        run([
-          'req',
-          '-new',
-          '-key',
-          `${name}.key`,
-          '-subj',
-          `/CN=${name}`,
-          '-out',
-          `${name}.csr`,
-          '-config',
-          `${name}.ext`,
-        ]);
+        run(['req', '-new', ...subj, '-out', `${name}.csr`]);
         run([
           'x509',
           '-req',
@@ -155,10 +154,28 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
         ]);
       }
     }
-  }, 60_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    // One HTTPS server for the socket rows: a receiver per trusted CA, at /<ca>. It asks for a client
+    // certificate and refuses none at the handshake (rejectUnauthorized: false), so mtls.ca decides.
+    const server = await createTestCertificates();
+    serverCa = server.ca.cert;
+    tlsServer = https.createServer(
+      { key: server.server.key, cert: server.server.cert, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        const handler = sockets.get(String(req.url).split('/')[1] ?? '');
+        if (handler === undefined || handler instanceof Error) res.writeHead(404).end();
+        else handler(req, res);
+      },
+    );
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    port = (tlsServer.address() as AddressInfo).port;
+  }, 120_000);
+  afterAll(async () => {
+    tlsServer.closeAllConnections();
+    await new Promise((resolve) => tlsServer.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
 
-  function opensslAccepts(leaf: string, ca: string, intermediates: string[]): boolean {
+  function openssl_(leaf: string, ca: string, intermediates: string[]): { ok: boolean; error: string } {
     const args = ['verify', '-purpose', 'sslclient', '-CAfile', `${ca}.pem`];
     if (intermediates.length > 0) {
       writeFileSync(path.join(dir, 'untrusted.pem'), intermediates.map(pem).join(''));
@@ -166,84 +183,139 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
     }
     try {
       run([...args, `${leaf}.pem`]);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  function oursAccepts(leaf: string, ca: string, intermediates: string[]): boolean {
-    // A proxy that checks nothing (ALB passthrough): mtls.ca is the only chain check. A CA that could
-    // never sign (Node's X509_check_ca says no) is refused sooner, when the receiver is built.
-    let verifier: ReturnType<typeof createClientCertificateVerifier>;
-    try {
-      verifier = createClientCertificateVerifier({ from: 'aws-alb', ca: pem(ca) }, 'test');
+      return { ok: true, error: '' };
     } catch (error) {
-      expect((error as Error).message).toMatch(/mtls.ca holds a certificate that is not a CA/);
-      return false;
+      return { ok: false, error: String((error as { stderr?: Buffer }).stderr) };
     }
-    const chain = encodeURIComponent([leaf, ...intermediates].map(pem).join(''))
-      .replace(/%2B/g, '+')
-      .replace(/%2F/g, '/')
-      .replace(/%3D/g, '=');
-    const check = verifier.check({
-      header: (name) => (name === 'x-amzn-mtls-clientcert' ? chain : undefined),
-      socket: undefined,
-    });
-    return check.ok;
   }
 
-  it.each(TABLE)('%s: the same verdict as openssl', (_name, leaf, ca, intermediates) => {
-    expect(oursAccepts(leaf, ca, intermediates)).toBe(opensslAccepts(leaf, ca, intermediates));
-  });
+  interface Verdict {
+    ok: boolean;
+    detail: string;
+  }
 
-  it('the table holds both verdicts, so agreeing means something', () => {
-    const verdicts = TABLE.map(([, leaf, ca, intermediates]) => opensslAccepts(leaf, ca, intermediates));
-    expect(verdicts.filter(Boolean).length).toBeGreaterThanOrEqual(5);
-    expect(verdicts.filter((ok) => !ok).length).toBeGreaterThanOrEqual(10);
-  });
-
-  it('refuses a serverAuth-only certificate over real TLS (rejectUnauthorized: false, mtls.ca)', async () => {
-    const server = await createTestCertificates();
-    const verifier = createClientCertificateVerifier({ from: 'socket', ca: pem('root') }, 'test');
-    const tls = https.createServer(
-      { key: server.server.key, cert: server.server.cert, requestCert: true, rejectUnauthorized: false },
-      (req, res) => {
-        const check = verifier.check({ header: () => undefined, socket: req.socket });
-        res.writeHead(check.ok ? 200 : check.status).end(check.ok ? 'ok' : check.slug);
-      },
+  async function viaHeader(
+    from: 'aws-alb' | 'client-cert',
+    leaf: string,
+    ca: string,
+    intermediates: string[],
+  ): Promise<Verdict | Error> {
+    let handler: ReturnType<typeof createFetchHandler>;
+    try {
+      handler = createFetchHandler(receiverOptions(from, ca));
+    } catch (error) {
+      return error as Error;
+    }
+    const der = (name: string) => `:${new X509Certificate(pem(name)).raw.toString('base64')}:`;
+    const headers: Record<string, string> =
+      from === 'aws-alb'
+        ? {
+            'x-amzn-mtls-clientcert': encodeURIComponent([leaf, ...intermediates].map(pem).join(''))
+              .replace(/%2B/g, '+')
+              .replace(/%2F/g, '/')
+              .replace(/%3D/g, '='),
+          }
+        : { 'client-cert': der(leaf), 'client-cert-chain': intermediates.map(der).join(', ') };
+    const event = buildEvent('ag.access_pass.issued');
+    const answer = await handler(
+      new Request('https://example.test/hooks', {
+        method: 'POST',
+        headers: { ...DELIVERY_HEADERS, ...headers },
+        body: JSON.stringify(event),
+      }),
     );
-    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
-    const send = (leaf: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
+    return judged(from, ca, event.id, answer.status, answer.headers.get('content-type'), await answer.text());
+  }
+
+  async function viaSocket(leaf: string, ca: string, intermediates: string[]): Promise<Verdict | Error> {
+    if (!sockets.has(ca)) {
+      try {
+        sockets.set(ca, createNodeHandler({ ...receiverOptions('socket', ca), path: `/${ca}` }));
+      } catch (error) {
+        sockets.set(ca, error as Error);
+      }
+    }
+    const handler = sockets.get(ca);
+    if (handler instanceof Error) return handler;
+    const event = buildEvent('ag.access_pass.issued');
+    const answer = await new Promise<{ status: number; type: string | undefined; text: string }>(
+      (resolve, reject) => {
         const req = https.request(
           {
             host: '127.0.0.1',
-            port: (tls.address() as AddressInfo).port,
+            port,
+            path: `/${ca}`,
             method: 'POST',
-            ca: server.ca.cert,
+            headers: DELIVERY_HEADERS,
+            ca: serverCa,
             servername: 'localhost',
             checkServerIdentity: () => undefined,
-            cert: pem(leaf),
+            // The client sends its intermediates after its certificate, as a TLS client does.
+            cert: [leaf, ...intermediates].map(pem).join(''),
             key: readFileSync(path.join(dir, `${leaf}.key`), 'utf8'),
             agent: false,
             timeout: 5_000,
           },
           (res) => {
-            let body = '';
-            res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            let text = '';
+            res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], text }),
+            );
           },
         );
+        req.on('timeout', () => req.destroy(new Error('timed out')));
         req.on('error', reject);
-        req.end();
-      });
-    try {
-      expect(await send('leaf_server')).toEqual({ status: 403, body: 'untrusted-client-certificate' });
-      expect(await send('leaf_direct')).toEqual({ status: 200, body: 'ok' });
-    } finally {
-      tls.closeAllConnections();
-      await new Promise((resolve) => tls.close(resolve));
+        req.end(JSON.stringify(event));
+      },
+    );
+    return judged('socket', ca, event.id, answer.status, answer.type ?? null, answer.text);
+  }
+
+  /** A receiver's answer as a verdict, holding it to "200 only when handled, 403 problem+json and not handled". */
+  function judged(
+    from: string,
+    ca: string,
+    id: string,
+    status: number,
+    type: string | null,
+    text: string,
+  ): Verdict {
+    const seen = handled.get(`${from} ${ca}`) ?? [];
+    if (status === 200) {
+      expect(seen).toContain(id);
+      return { ok: true, detail: '' };
     }
+    expect(seen).not.toContain(id);
+    expect(status).toBe(403);
+    expect(type).toMatch(/^application\/problem\+json/);
+    const problem = JSON.parse(text) as { type: string; detail: string };
+    expect(problem.type).toMatch(/untrusted-client-certificate$/);
+    return { ok: false, detail: problem.detail };
+  }
+
+  describe.each(SOURCES)('through a receiver reading the certificate from %s', (from) => {
+    it.each(TABLE)('%s: the same verdict as openssl', async (_name, leaf, ca, intermediates) => {
+      const theirs = openssl_(leaf, ca, intermediates);
+      const ours =
+        from === 'socket'
+          ? await viaSocket(leaf, ca, intermediates)
+          : await viaHeader(from, leaf, ca, intermediates);
+      if (ours instanceof Error) {
+        // A CA that could never sign (Node's X509_check_ca says no) is refused when the receiver is built.
+        expect(ours.message).toMatch(/mtls.ca holds a certificate that is not a CA/);
+        expect(theirs.ok).toBe(false);
+        return;
+      }
+      expect(ours.ok).toBe(theirs.ok);
+      for (const [said, detail] of REASONS) if (said.test(theirs.error)) expect(ours.detail).toMatch(detail);
+    });
+  });
+
+  it('the table holds both verdicts and every reason, so agreeing means something', () => {
+    const verdicts = TABLE.map(([, leaf, ca, intermediates]) => openssl_(leaf, ca, intermediates));
+    expect(verdicts.filter((v) => v.ok).length).toBeGreaterThanOrEqual(5);
+    expect(verdicts.filter((v) => !v.ok).length).toBeGreaterThanOrEqual(10);
+    for (const [said] of REASONS) expect(verdicts.some((v) => said.test(v.error))).toBe(true);
   });
 });
