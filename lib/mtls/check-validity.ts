@@ -1,5 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
-import { certificateExtensions, CLIENT_AUTH, KEY_USAGE, NS_SSL_CLIENT } from './certificate-extensions';
+import { CLIENT_AUTH, KEY_USAGE, NS_SSL_CLIENT, type CertificateExtensions } from './certificate-extensions';
+import { describeInChain as who } from './describe-in-chain';
 
 /** Why a certificate is outside its validity dates at `now`, or undefined when it is inside them. */
 export function validityProblem(cert: X509Certificate, now: number): 'expired' | 'not-yet-valid' | undefined {
@@ -38,22 +39,27 @@ export function chainTo(
   }
 }
 
-const who = (cert: X509Certificate, depth: number) =>
-  `${depth === 0 ? 'the client certificate' : `the CA at depth ${depth}`} (${cert.subject.replace(/\n/g, ', ')})`;
-
 /**
  * What `openssl verify -purpose sslclient` refuses in a chain whose signatures and dates hold, or
- * undefined: an extendedKeyUsage without clientAuth anywhere in it; a client certificate whose
+ * undefined (`extensions` are the chain's, in its order): a critical extension OpenSSL does not handle,
+ * anywhere in it; an extendedKeyUsage without clientAuth anywhere in it; a client certificate whose
  * keyUsage allows neither digitalSignature nor keyAgreement, or whose nsCertType is not SSL client; a
  * CA without basicConstraints CA:TRUE or whose keyUsage lacks keyCertSign; a pathLenConstraint
  * exceeded (counted as OpenSSL does: the CAs below, self-issued ones excepted). A CA:TRUE client
  * certificate passes, as it does in OpenSSL.
  */
-export function purposeProblem(chain: readonly X509Certificate[]): string | undefined {
+export function purposeProblem(
+  chain: readonly X509Certificate[],
+  extensions: readonly CertificateExtensions[],
+): string | undefined {
   let below = 0;
   for (let depth = 0; depth < chain.length; depth++) {
     const cert = chain[depth] as X509Certificate;
-    const { basicConstraints, keyUsage, extKeyUsage, nsCertType } = certificateExtensions(cert);
+    const { basicConstraints, keyUsage, extKeyUsage, nsCertType, unhandledCritical } = extensions[
+      depth
+    ] as CertificateExtensions;
+    if (unhandledCritical.length > 0)
+      return `${who(cert, depth)} has a critical extension OpenSSL does not handle (${unhandledCritical.join(', ')})`;
     if (extKeyUsage !== undefined && !extKeyUsage.includes(CLIENT_AUTH))
       return `${who(cert, depth)} has an extendedKeyUsage without clientAuth`;
     if (depth === 0) {
