@@ -147,7 +147,7 @@ const CERTS: [string, string, string?, string?][] = [
   ['leaf_int_a', 'basicConstraints=CA:FALSE', 'int_a'],
 ];
 
-/** [what, leaf, trusted CA, intermediates the client sends]. */
+/** [what, leaf, trusted CA (`a+b`: both), intermediates the client sends]. */
 const TABLE: [string, string, string, string[]][] = [
   ['a clientAuth leaf under an intermediate', 'leaf_ok', 'root', ['int']],
   ['a leaf with no extensions but basicConstraints', 'leaf_direct', 'root', []],
@@ -230,6 +230,10 @@ const TABLE: [string, string, string, string[]][] = [
   ['an unknown critical extension on the trusted root', 'leaf_of_crit_root', 'crit_root', []],
   ['two intermediates under a pathlen:1 root', 'leaf_int_b', 'root1b', ['int_b', 'int_a']],
   ['one of those intermediates under the pathlen:1 root', 'leaf_int_a', 'root1b', ['int_a']],
+  // mtls.ca holding an intermediate with its root: the root still binds, as in openssl's CAfile.
+  ['a root’s constraint, its intermediate also trusted', 'leaf_root_out', 'int_of_nc_root+nc_root', []],
+  ['a pathlen:0 root, the rogue intermediate also trusted', 'leaf_rogue', 'rogue+root0', []],
+  ['a clientAuth leaf, its intermediate also trusted', 'leaf_ok', 'int+root', []],
 ];
 
 /** What openssl's verify says of a refused chain, and what our refusal must then say. */
@@ -249,7 +253,11 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
   let port: number;
   let serverCa: string;
   const handled = new Map<string, string[]>();
-  const pem = (name: string) => readFileSync(path.join(dir, `${name}.pem`), 'utf8');
+  const pem = (name: string) =>
+    name
+      .split('+')
+      .map((one) => readFileSync(path.join(dir, `${one}.pem`), 'utf8'))
+      .join('');
   const run = (args: string[]) =>
     execFileSync(openssl as string, args, { cwd: dir, stdio: 'pipe', timeout: 20_000 });
 
@@ -320,7 +328,8 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
   });
 
   function openssl_(leaf: string, ca: string, intermediates: string[]): { ok: boolean; error: string } {
-    const args = ['verify', '-purpose', 'sslclient', '-CAfile', `${ca}.pem`];
+    writeFileSync(path.join(dir, 'trusted.pem'), pem(ca));
+    const args = ['verify', '-purpose', 'sslclient', '-CAfile', 'trusted.pem'];
     if (intermediates.length > 0) {
       writeFileSync(path.join(dir, 'untrusted.pem'), intermediates.map(pem).join(''));
       args.push('-untrusted', 'untrusted.pem');

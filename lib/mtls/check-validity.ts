@@ -1,6 +1,7 @@
 import type { X509Certificate } from 'node:crypto';
 import { CLIENT_AUTH, KEY_USAGE, NS_SSL_CLIENT, type CertificateExtensions } from './certificate-extensions';
 import { describeInChain as who } from './describe-in-chain';
+import { MAX_CHAIN } from './parse-certificates';
 
 /** Why a certificate is outside its validity dates at `now`, or undefined when it is inside them. */
 export function validityProblem(cert: X509Certificate, now: number): 'expired' | 'not-yet-valid' | undefined {
@@ -14,7 +15,30 @@ function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
 }
 
 /**
- * The chain from `leaf` to one of `cas` (leaf first, the CA last), through the presented
+ * A chain that reached a trusted CA, carried on through `cas` while that CA is not self-signed and
+ * another of them issued it: OpenSSL does so, so the constraints of a root given with its
+ * intermediate in `mtls.ca` still bind. Bounded by the number of `cas`.
+ */
+function climbTrusted(
+  chain: X509Certificate[],
+  cas: readonly X509Certificate[],
+  now: number,
+): X509Certificate[] {
+  for (let top = chain.at(-1) as X509Certificate; chain.length <= cas.length + MAX_CHAIN;) {
+    if (top.subject === top.issuer && issuedBy(top, top)) return chain;
+    const above = cas.find(
+      (ca) => !chain.includes(ca) && validityProblem(ca, now) === undefined && issuedBy(top, ca),
+    );
+    if (above === undefined) return chain;
+    chain.push(above);
+    top = above;
+  }
+  return chain;
+}
+
+/**
+ * The chain from `leaf` to one of `cas` (leaf first; last the CA it reached, or the root above that
+ * CA in `cas`), through the presented
  * `intermediates` (each a CA, signed, within its dates); undefined when there is none. The walk is
  * bounded by the number of intermediates.
  */
@@ -29,7 +53,7 @@ export function chainTo(
   const unused = [...intermediates];
   for (;;) {
     const anchor = cas.find((ca) => validityProblem(ca, now) === undefined && issuedBy(current, ca));
-    if (anchor !== undefined) return [...chain, anchor];
+    if (anchor !== undefined) return climbTrusted([...chain, anchor], cas, now);
     const index = unused.findIndex(
       (cert) => cert.ca && validityProblem(cert, now) === undefined && issuedBy(current, cert),
     );
