@@ -130,6 +130,34 @@ const CERTS: [string, string, string?, string?][] = [
   ['leaf_root_ex_ok', 'subjectAltName=DNS:hooks.tenant.example,IP:11.9.9.9', 'nc_root_ex'],
   ['leaf_two_up', 'subjectAltName=DNS:webhooks.service.example', 'int_of_nc_dns'],
   ['leaf_two_up_ok', 'subjectAltName=DNS:webhooks.tenant.example', 'int_of_nc_dns'],
+  // Subtrees with a minimum or maximum, written as DER (openssl's config cannot say them).
+  [
+    'nc_max',
+    `${CA}\n2.5.29.30=critical,DER:30:18:A0:16:30:14:82:0F:2E:74:65:6E:61:6E:74:2E:65:78:61:6D:70:6C:65:81:01:05`,
+    'root',
+  ],
+  [
+    'nc_min',
+    `${CA}\n2.5.29.30=critical,DER:30:18:A0:16:30:14:82:0F:2E:74:65:6E:61:6E:74:2E:65:78:61:6D:70:6C:65:80:01:01`,
+    'root',
+  ],
+  [
+    'nc_min0',
+    `${CA}\n2.5.29.30=critical,DER:30:18:A0:16:30:14:82:0F:2E:74:65:6E:61:6E:74:2E:65:78:61:6D:70:6C:65:80:01:00`,
+    'root',
+  ],
+  ['nc_ip6', `${CA}\nnameConstraints=critical,permitted;IP:2001:db8::/ffff:ffff::`, 'root'],
+  ['nc_mailbox_ex', `${CA}\nnameConstraints=critical,excluded;email:ops@service.example`, 'root'],
+  ['leaf_max_dns', 'subjectAltName=DNS:a.tenant.example', 'nc_max'],
+  ['leaf_max_ip', 'subjectAltName=IP:10.1.1.1', 'nc_max'],
+  ['leaf_min_dns', 'subjectAltName=DNS:a.tenant.example', 'nc_min'],
+  ['leaf_min0_dns', 'subjectAltName=DNS:a.tenant.example', 'nc_min0'],
+  ['leaf_email_noat', 'subjectAltName=email:ops', 'nc_email'],
+  ['leaf_uri_urn', 'subjectAltName=URI:urn:tenant.example:x', 'nc_uri'],
+  ['leaf_ip6_in', 'subjectAltName=IP:2001:db8::1', 'nc_ip6'],
+  ['leaf_ip6_out', 'subjectAltName=IP:2001:db9::1', 'nc_ip6'],
+  ['leaf_mailbox_case', 'subjectAltName=email:Ops@service.example', 'nc_mailbox_ex'],
+  ['leaf_mailbox_host', 'subjectAltName=email:ops@SERVICE.example', 'nc_mailbox_ex'],
   // Critical extensions OpenSSL does not know, and ones it does.
   ['crit_int', `${CA}\n1.2.3.4=critical,DER:05:00`, 'root'],
   ['crit_root', `${CA}\n1.2.3.4=critical,DER:05:00`],
@@ -230,6 +258,16 @@ const TABLE: [string, string, string, string[]][] = [
   ['an unknown critical extension on the trusted root', 'leaf_of_crit_root', 'crit_root', []],
   ['two intermediates under a pathlen:1 root', 'leaf_int_b', 'root1b', ['int_b', 'int_a']],
   ['one of those intermediates under the pathlen:1 root', 'leaf_int_a', 'root1b', ['int_a']],
+  ['a DNS SAN under a subtree with a maximum', 'leaf_max_dns', 'root', ['nc_max']],
+  ['only an IP SAN under a DNS subtree with a maximum', 'leaf_max_ip', 'root', ['nc_max']],
+  ['a DNS SAN under a subtree with a minimum of 1', 'leaf_min_dns', 'root', ['nc_min']],
+  ['a DNS SAN under a subtree with a minimum of 0', 'leaf_min0_dns', 'root', ['nc_min0']],
+  ['an email SAN without @ under an email constraint', 'leaf_email_noat', 'root', ['nc_email']],
+  ['a URI SAN without // under a URI constraint', 'leaf_uri_urn', 'root', ['nc_uri']],
+  ['an IPv6 SAN inside a permitted IPv6 range', 'leaf_ip6_in', 'root', ['nc_ip6']],
+  ['an IPv6 SAN outside a permitted IPv6 range', 'leaf_ip6_out', 'root', ['nc_ip6']],
+  ['an excluded mailbox, local part in other case', 'leaf_mailbox_case', 'root', ['nc_mailbox_ex']],
+  ['an excluded mailbox, host in other case', 'leaf_mailbox_host', 'root', ['nc_mailbox_ex']],
   // mtls.ca holding an intermediate with its root: the root still binds, as in openssl's CAfile.
   ['a root’s constraint, its intermediate also trusted', 'leaf_root_out', 'int_of_nc_root+nc_root', []],
   ['a pathlen:0 root, the rogue intermediate also trusted', 'leaf_rogue', 'rogue+root0', []],
@@ -242,6 +280,8 @@ const REASONS: [RegExp, RegExp][] = [
   [/excluded subtree violation/, /which the nameConstraints of .* exclude/],
   [/unhandled critical extension/, /has a critical extension OpenSSL does not handle \(1\.2\.3\.4\)/],
   [/path length constraint exceeded/, /\(pathLenConstraint\)/],
+  [/name constraints minimum and maximum not supported/, /with a minimum or maximum/],
+  [/unsupported or invalid name syntax/, /cannot be checked against/],
 ];
 
 /** The ways a receiver meets a chain: two proxy headers (through Fetch) and the TLS socket (node:http). */
