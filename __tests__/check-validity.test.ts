@@ -292,6 +292,7 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
   let tlsServer: https.Server;
   let port: number;
   let serverCa: string;
+  let tls: { key: string; cert: string };
   const handled = new Map<string, string[]>();
   const pem = (name: string) =>
     name
@@ -350,8 +351,9 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
     // certificate and refuses none at the handshake (rejectUnauthorized: false), so mtls.ca decides.
     const server = await createTestCertificates();
     serverCa = server.ca.cert;
+    tls = server.server;
     tlsServer = https.createServer(
-      { key: server.server.key, cert: server.server.cert, requestCert: true, rejectUnauthorized: false },
+      { key: tls.key, cert: tls.cert, requestCert: true, rejectUnauthorized: false },
       (req, res) => {
         const handler = sockets.get(String(req.url).split('/')[1] ?? '');
         if (handler === undefined || handler instanceof Error) res.writeHead(404).end();
@@ -503,6 +505,68 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
       expect(ours.ok).toBe(theirs.ok);
       for (const [said, detail] of REASONS) if (said.test(theirs.error)) expect(ours.detail).toMatch(detail);
     });
+  });
+
+  it('two receivers on one keep-alive connection both see the intermediate the client sent', async () => {
+    // Node hands a server the client's intermediates once per connection: whatever reads the peer
+    // certificate second (a second receiver, or the first after its check cache expired) must still
+    // have them.
+    const seen: string[] = [];
+    const receiver = (at: string) =>
+      createNodeHandler({
+        router: createEventRouter().on('ag.access_pass.issued', (event) => void seen.push(event.id)),
+        logger: captureLogger(),
+        mtls: { from: 'socket', ca: pem('root') },
+        path: at,
+      });
+    const first = receiver('/first');
+    const second = receiver('/second');
+    const server = https.createServer(
+      { key: tls.key, cert: tls.cert, requestCert: true, rejectUnauthorized: false },
+      (req, res) => (req.url === '/first' ? first : second)(req, res),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    const send = (at: string, id: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = https.request(
+          {
+            host: '127.0.0.1',
+            port: (server.address() as AddressInfo).port,
+            path: at,
+            method: 'POST',
+            headers: DELIVERY_HEADERS,
+            ca: serverCa,
+            servername: 'localhost',
+            cert: pem('leaf_ok') + pem('int'),
+            key: readFileSync(path.join(dir, 'leaf_ok.key'), 'utf8'),
+            agent,
+          },
+          (res) => {
+            sockets.add(res.socket);
+            res.resume();
+            res.on('end', () => {
+              clearTimeout(bound);
+              resolve(res.statusCode ?? 0);
+            });
+          },
+        );
+        // A timer, not the request's timeout option: the agent does not pool a socket made with one.
+        const bound = setTimeout(() => req.destroy(new Error('timed out')), 5_000);
+        req.on('error', reject);
+        req.end(JSON.stringify({ ...buildEvent('ag.access_pass.issued'), id }));
+      });
+    try {
+      expect(await send('/first', 'evt-first')).toBe(200);
+      expect(await send('/second', 'evt-second')).toBe(200);
+      expect(sockets.size).toBe(1);
+      expect(seen).toEqual(['evt-first', 'evt-second']);
+    } finally {
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('the table holds both verdicts and every reason, so agreeing means something', () => {
