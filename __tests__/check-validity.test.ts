@@ -507,67 +507,80 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
     });
   });
 
-  it('two receivers on one keep-alive connection both see the intermediate the client sent', async () => {
-    // Node hands a server the client's intermediates once per connection: whatever reads the peer
-    // certificate second (a second receiver, or the first after its check cache expired) must still
-    // have them.
-    const seen: string[] = [];
-    const receiver = (at: string) =>
-      createNodeHandler({
-        router: createEventRouter().on('ag.access_pass.issued', (event) => void seen.push(event.id)),
-        logger: captureLogger(),
-        mtls: { from: 'socket', ca: pem('root') },
-        path: at,
-      });
-    const first = receiver('/first');
-    const second = receiver('/second');
-    const server = https.createServer(
-      { key: tls.key, cert: tls.cert, requestCert: true, rejectUnauthorized: false },
-      (req, res) => (req.url === '/first' ? first : second)(req, res),
-    );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
-    const sockets = new Set<unknown>();
-    const send = (at: string, id: string) =>
-      new Promise<number>((resolve, reject) => {
-        const req = https.request(
-          {
-            host: '127.0.0.1',
-            port: (server.address() as AddressInfo).port,
-            path: at,
-            method: 'POST',
-            headers: DELIVERY_HEADERS,
-            ca: serverCa,
-            servername: 'localhost',
-            cert: pem('leaf_ok') + pem('int'),
-            key: readFileSync(path.join(dir, 'leaf_ok.key'), 'utf8'),
-            agent,
-          },
-          (res) => {
-            sockets.add(res.socket);
-            res.resume();
-            res.on('end', () => {
-              clearTimeout(bound);
-              resolve(res.statusCode ?? 0);
-            });
-          },
-        );
-        // A timer, not the request's timeout option: the agent does not pool a socket made with one.
-        const bound = setTimeout(() => req.destroy(new Error('timed out')), 5_000);
-        req.on('error', reject);
-        req.end(JSON.stringify({ ...buildEvent('ag.access_pass.issued'), id }));
-      });
-    try {
-      expect(await send('/first', 'evt-first')).toBe(200);
-      expect(await send('/second', 'evt-second')).toBe(200);
-      expect(sockets.size).toBe(1);
-      expect(seen).toEqual(['evt-first', 'evt-second']);
-    } finally {
-      agent.destroy();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
+  it.each([
+    ['a TLS server that leaves the chain to mtls.ca', false, 'root'],
+    // Node shows a verifying server no intermediate at all: mtls.ca must hold it, beside its root.
+    ['a TLS server that verifies, mtls.ca holding the intermediate and the root', true, 'int+root'],
+  ])(
+    '%s: two receivers on one keep-alive connection both accept a chain through an intermediate',
+    async (_name, verifies, trusted) => {
+      // Node hands a server the client's intermediates once per connection: whatever reads the peer
+      // certificate second (a second receiver, or the first after its check cache expired) must still
+      // have them.
+      const seen: string[] = [];
+      const receiver = (at: string) =>
+        createNodeHandler({
+          router: createEventRouter().on('ag.access_pass.issued', (event) => void seen.push(event.id)),
+          logger: captureLogger(),
+          mtls: { from: 'socket', ca: pem(trusted) },
+          path: at,
+        });
+      const first = receiver('/first');
+      const second = receiver('/second');
+      const server = https.createServer(
+        {
+          key: tls.key,
+          cert: tls.cert,
+          requestCert: true,
+          rejectUnauthorized: verifies,
+          ...(verifies ? { ca: pem('root') } : {}),
+        },
+        (req, res) => (req.url === '/first' ? first : second)(req, res),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+      const sockets = new Set<unknown>();
+      const send = (at: string, id: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = https.request(
+            {
+              host: '127.0.0.1',
+              port: (server.address() as AddressInfo).port,
+              path: at,
+              method: 'POST',
+              headers: DELIVERY_HEADERS,
+              ca: serverCa,
+              servername: 'localhost',
+              cert: pem('leaf_ok') + pem('int'),
+              key: readFileSync(path.join(dir, 'leaf_ok.key'), 'utf8'),
+              agent,
+            },
+            (res) => {
+              sockets.add(res.socket);
+              res.resume();
+              res.on('end', () => {
+                clearTimeout(bound);
+                resolve(res.statusCode ?? 0);
+              });
+            },
+          );
+          // A timer, not the request's timeout option: the agent does not pool a socket made with one.
+          const bound = setTimeout(() => req.destroy(new Error('timed out')), 5_000);
+          req.on('error', reject);
+          req.end(JSON.stringify({ ...buildEvent('ag.access_pass.issued'), id }));
+        });
+      try {
+        expect(await send('/first', 'evt-first')).toBe(200);
+        expect(await send('/second', 'evt-second')).toBe(200);
+        expect(sockets.size).toBe(1);
+        expect(seen).toEqual(['evt-first', 'evt-second']);
+      } finally {
+        agent.destroy();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  );
 
   it('the table holds both verdicts and every reason, so agreeing means something', () => {
     const verdicts = TABLE.map(([, leaf, ca, intermediates]) => openssl_(leaf, ca, intermediates));
