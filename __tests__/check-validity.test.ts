@@ -18,6 +18,8 @@ const describeWithOpenssl = describeWithServer(
 );
 
 const CA = 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign';
+const many = (prefix: string, count: number) =>
+  Array.from({ length: count }, (_, i) => `${prefix}${i}.x`).join(',');
 
 /**
  * Certificates made by the openssl CLI itself: name → [extensions (and any section they name), issuer
@@ -158,6 +160,10 @@ const CERTS: [string, string, string?, string?][] = [
   ['leaf_ip6_out', 'subjectAltName=IP:2001:db9::1', 'nc_ip6'],
   ['leaf_mailbox_case', 'subjectAltName=email:Ops@service.example', 'nc_mailbox_ex'],
   ['leaf_mailbox_host', 'subjectAltName=email:ops@SERVICE.example', 'nc_mailbox_ex'],
+  // More names × constraints than OpenSSL's NAME_CHECK_MAX (2^20): 1025 × 1025 is refused unread.
+  ['nc_many', `${CA}\nnameConstraints=critical,${many('excluded;DNS:b', 1025)}`],
+  ['leaf_many', `subjectAltName=${many('DNS:a', 1024)}`, 'nc_many'],
+  ['leaf_few', 'subjectAltName=DNS:a.x', 'nc_many'],
   // Critical extensions OpenSSL does not know, and ones it does.
   ['crit_int', `${CA}\n1.2.3.4=critical,DER:05:00`, 'root'],
   ['crit_root', `${CA}\n1.2.3.4=critical,DER:05:00`],
@@ -268,6 +274,8 @@ const TABLE: [string, string, string, string[]][] = [
   ['an IPv6 SAN outside a permitted IPv6 range', 'leaf_ip6_out', 'root', ['nc_ip6']],
   ['an excluded mailbox, local part in other case', 'leaf_mailbox_case', 'root', ['nc_mailbox_ex']],
   ['an excluded mailbox, host in other case', 'leaf_mailbox_host', 'root', ['nc_mailbox_ex']],
+  ['1025 names under 1025 constraints', 'leaf_many', 'nc_many', []],
+  ['2 names under 1025 constraints', 'leaf_few', 'nc_many', []],
   // mtls.ca holding an intermediate with its root: the root still binds, as in openssl's CAfile.
   ['a root’s constraint, its intermediate also trusted', 'leaf_root_out', 'int_of_nc_root+nc_root', []],
   ['a pathlen:0 root, the rogue intermediate also trusted', 'leaf_rogue', 'rogue+root0', []],
@@ -282,6 +290,7 @@ const REASONS: [RegExp, RegExp][] = [
   [/path length constraint exceeded/, /\(pathLenConstraint\)/],
   [/name constraints minimum and maximum not supported/, /with a minimum or maximum/],
   [/unsupported or invalid name syntax/, /cannot be checked against/],
+  [/unspecified certificate verification error/, /has too many names to check against/],
 ];
 
 /** The ways a receiver meets a chain: two proxy headers (through Fetch) and the TLS socket (node:http). */
