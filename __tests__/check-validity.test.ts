@@ -94,6 +94,12 @@ const CERTS: [string, string, string?, string?][] = [
   ['leaf_dns_base', 'subjectAltName=DNS:tenant.example', 'nc_dns'],
   ['leaf_dns_case', 'subjectAltName=DNS:Webhooks.TENANT.example', 'nc_dns'],
   ['leaf_dns_mixed', 'subjectAltName=DNS:a.tenant.example,DNS:webhooks.service.example', 'nc_dns'],
+  // A DNS SAN holding a control character (DER: openssl's config cannot write one).
+  [
+    'leaf_dns_control',
+    `basicConstraints=CA:FALSE\n2.5.29.17=DER:30:15:82:13:61:01:62:2E:73:65:72:76:69:63:65:2E:65:78:61:6D:70:6C:65`,
+    'nc_dns',
+  ],
   ['leaf_cn_out', 'basicConstraints=CA:FALSE', 'nc_dns', '/CN=webhooks.service.example'],
   ['leaf_cn_in', 'basicConstraints=CA:FALSE', 'nc_dns', '/CN=webhooks.tenant.example'],
   ['leaf_cn_label', 'basicConstraints=CA:FALSE', 'nc_dns', '/CN=webhooks'],
@@ -208,6 +214,7 @@ const TABLE: [string, string, string, string[]][] = [
   ['DNS SAN equal to a permitted .domain (subdomains only)', 'leaf_dns_base', 'root', ['nc_dns']],
   ['DNS SAN inside a permitted subtree, in capitals', 'leaf_dns_case', 'root', ['nc_dns']],
   ['one DNS SAN in, one out', 'leaf_dns_mixed', 'root', ['nc_dns']],
+  ['a DNS SAN with a control character, outside', 'leaf_dns_control', 'root', ['nc_dns']],
   ['a CN-only leaf whose CN is a host outside the subtree', 'leaf_cn_out', 'root', ['nc_dns']],
   ['a CN-only leaf whose CN is a host inside the subtree', 'leaf_cn_in', 'root', ['nc_dns']],
   ['a CN-only leaf whose CN is one label', 'leaf_cn_label', 'root', ['nc_dns']],
@@ -494,6 +501,8 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
     expect(status).toBe(403);
     expect(type).toMatch(/^application\/problem\+json/);
     const problem = JSON.parse(text) as { type: string; detail: string };
+    // A refusal quotes the sender's names: never with a control character a log would act on.
+    expect(problem.detail).not.toMatch(/\p{Cc}/u);
     expect(problem.type).toMatch(/untrusted-client-certificate$/);
     return { ok: false, detail: problem.detail };
   }

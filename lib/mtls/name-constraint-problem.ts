@@ -84,7 +84,12 @@ function show(name: GeneralName): string {
     return `IP:${name.value.length === 4 ? parts.join('.') : (name.value.toString('hex').match(/.{4}/g) as string[]).join(':')}`;
   }
   const prefix = SHOWN[name.type];
-  if (prefix !== undefined) return `${prefix}:${name.value.toString('latin1').slice(0, 100)}`;
+  // A name is the sender's text: shortened, and no control character reaches a log line.
+  if (prefix !== undefined)
+    return `${prefix}:${name.value
+      .toString('latin1')
+      .slice(0, 100)
+      .replace(/\p{Cc}/gu, '?')}`;
   return name.type === GENERAL_NAME.directoryName ? 'its subject' : `a name of GeneralName type ${name.type}`;
 }
 
