@@ -1,7 +1,7 @@
 import { nodeCrypto } from '../lazy-crypto';
 import { CERTIFICATE_HEADERS } from './certificate-headers';
 import type { CertificateCheck, CertificateRequest, CertificateSource } from './mtls-options';
-import { tlsSocketOf } from './read-socket-certificate';
+import { peerCertificateOf, tlsSocketOf } from './read-socket-certificate';
 
 /** How long a check is reused: a minute, and never past the certificate's own end. */
 const REUSE_MS = 60_000;
@@ -28,7 +28,7 @@ export function createCheckCache(from: CertificateSource): CheckCache {
     keyOf(request) {
       if (from === 'socket') {
         const tls = tlsSocketOf(request.socket);
-        const leaf = tls?.getPeerX509Certificate();
+        const leaf = tls === undefined ? undefined : peerCertificateOf(tls);
         return leaf === undefined ? undefined : `${leaf.fingerprint256}|${tls?.authorized === true}`;
       }
       const values = headers.map((name) => request.header(name) ?? '');

@@ -1,5 +1,7 @@
 import type { X509Certificate } from 'node:crypto';
-import { certificateExtensions, CLIENT_AUTH, KEY_USAGE, NS_SSL_CLIENT } from './certificate-extensions';
+import { CLIENT_AUTH, KEY_USAGE, NS_SSL_CLIENT, type CertificateExtensions } from './certificate-extensions';
+import { describeInChain as who } from './describe-in-chain';
+import { MAX_CHAIN } from './parse-certificates';
 
 /** Why a certificate is outside its validity dates at `now`, or undefined when it is inside them. */
 export function validityProblem(cert: X509Certificate, now: number): 'expired' | 'not-yet-valid' | undefined {
@@ -13,7 +15,30 @@ function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
 }
 
 /**
- * The chain from `leaf` to one of `cas` (leaf first, the CA last), through the presented
+ * A chain that reached a trusted CA, carried on through `cas` while that CA is not self-signed and
+ * another of them issued it: OpenSSL does so, so the constraints of a root given with its
+ * intermediate in `mtls.ca` still bind. Bounded by the number of `cas`.
+ */
+function climbTrusted(
+  chain: X509Certificate[],
+  cas: readonly X509Certificate[],
+  now: number,
+): X509Certificate[] {
+  for (let top = chain.at(-1) as X509Certificate; chain.length <= cas.length + MAX_CHAIN;) {
+    if (top.subject === top.issuer && issuedBy(top, top)) return chain;
+    const above = cas.find(
+      (ca) => !chain.includes(ca) && validityProblem(ca, now) === undefined && issuedBy(top, ca),
+    );
+    if (above === undefined) return chain;
+    chain.push(above);
+    top = above;
+  }
+  return chain;
+}
+
+/**
+ * The chain from `leaf` to one of `cas` (leaf first; last the CA it reached, or the root above that
+ * CA in `cas`), through the presented
  * `intermediates` (each a CA, signed, within its dates); undefined when there is none. The walk is
  * bounded by the number of intermediates.
  */
@@ -28,7 +53,7 @@ export function chainTo(
   const unused = [...intermediates];
   for (;;) {
     const anchor = cas.find((ca) => validityProblem(ca, now) === undefined && issuedBy(current, ca));
-    if (anchor !== undefined) return [...chain, anchor];
+    if (anchor !== undefined) return climbTrusted([...chain, anchor], cas, now);
     const index = unused.findIndex(
       (cert) => cert.ca && validityProblem(cert, now) === undefined && issuedBy(current, cert),
     );
@@ -38,22 +63,27 @@ export function chainTo(
   }
 }
 
-const who = (cert: X509Certificate, depth: number) =>
-  `${depth === 0 ? 'the client certificate' : `the CA at depth ${depth}`} (${cert.subject.replace(/\n/g, ', ')})`;
-
 /**
  * What `openssl verify -purpose sslclient` refuses in a chain whose signatures and dates hold, or
- * undefined: an extendedKeyUsage without clientAuth anywhere in it; a client certificate whose
+ * undefined (`extensions` are the chain's, in its order): a critical extension OpenSSL does not handle,
+ * anywhere in it; an extendedKeyUsage without clientAuth anywhere in it; a client certificate whose
  * keyUsage allows neither digitalSignature nor keyAgreement, or whose nsCertType is not SSL client; a
  * CA without basicConstraints CA:TRUE or whose keyUsage lacks keyCertSign; a pathLenConstraint
  * exceeded (counted as OpenSSL does: the CAs below, self-issued ones excepted). A CA:TRUE client
  * certificate passes, as it does in OpenSSL.
  */
-export function purposeProblem(chain: readonly X509Certificate[]): string | undefined {
+export function purposeProblem(
+  chain: readonly X509Certificate[],
+  extensions: readonly CertificateExtensions[],
+): string | undefined {
   let below = 0;
   for (let depth = 0; depth < chain.length; depth++) {
     const cert = chain[depth] as X509Certificate;
-    const { basicConstraints, keyUsage, extKeyUsage, nsCertType } = certificateExtensions(cert);
+    const { basicConstraints, keyUsage, extKeyUsage, nsCertType, unhandledCritical } = extensions[
+      depth
+    ] as CertificateExtensions;
+    if (unhandledCritical.length > 0)
+      return `${who(cert, depth)} has a critical extension OpenSSL does not handle (${unhandledCritical.join(', ')})`;
     if (extKeyUsage !== undefined && !extKeyUsage.includes(CLIENT_AUTH))
       return `${who(cert, depth)} has an extendedKeyUsage without clientAuth`;
     if (depth === 0) {

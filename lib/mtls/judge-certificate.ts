@@ -1,7 +1,9 @@
 import type { X509Certificate } from 'node:crypto';
+import { certificateExtensions } from './certificate-extensions';
 import { certificateFacts } from './certificate-facts';
 import { chainTo, purposeProblem, validityProblem } from './check-validity';
 import type { CertificateCheck } from './mtls-options';
+import { nameConstraintProblem } from './name-constraint-problem';
 import type { ResolvedMtls } from './resolve-mtls-options';
 
 /**
@@ -46,7 +48,8 @@ export function judgeCertificate(
         'The client certificate does not chain to a CA in mtls.ca.',
       );
     // The signatures hold; what OpenSSL also requires of a chain for a TLS client.
-    const problem = purposeProblem(chain);
+    const extensions = chain.map(certificateExtensions);
+    const problem = purposeProblem(chain, extensions) ?? nameConstraintProblem(chain, extensions);
     if (problem !== undefined)
       return deny(
         'untrusted-client-certificate',

@@ -13,6 +13,20 @@ export function tlsSocketOf(socket: unknown): TlsSocketLike | undefined {
   return typeof tls?.getPeerX509Certificate === 'function' ? tls : undefined;
 }
 
+const presented = new WeakMap<TlsSocketLike, X509Certificate | undefined>();
+
+/**
+ * The client's certificate on this connection, read once and remembered: Node links a server's
+ * peer certificate to the intermediates the client sent by taking them out of the connection's
+ * chain, so a second `getPeerX509Certificate()` returns the certificate alone, and a chain through an
+ * intermediate would no longer reach `mtls.ca` (on the second request of a keep-alive connection, or
+ * once the cache key has read it).
+ */
+export function peerCertificateOf(tls: TlsSocketLike): X509Certificate | undefined {
+  if (!presented.has(tls)) presented.set(tls, tls.getPeerX509Certificate());
+  return presented.get(tls);
+}
+
 /**
  * The certificate the client presented in the TLS handshake, with the chain Node linked to it.
  * `getPeerX509Certificate()` wraps what OpenSSL already holds: no DER is copied or parsed again.
@@ -26,7 +40,7 @@ export function readSocketCertificate(socket: unknown): PresentedCertificate {
         'The request did not arrive over TLS, so it has no client certificate. Serve it with https.createServer({ requestCert: true, ... }), or set mtls.from to the header your TLS-terminating proxy forwards.',
     };
   }
-  const leaf = tls.getPeerX509Certificate();
+  const leaf = peerCertificateOf(tls);
   if (leaf === undefined) {
     return {
       kind: 'absent',
