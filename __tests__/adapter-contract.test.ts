@@ -264,7 +264,14 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
     });
     const options = { idempotency: { store, leaseMs: 100 }, timeoutMs: 20, router, onDelivery };
     const { door: a } = await start(options);
-    const b = await door.open({ bearerTokens: [TOKEN], logger: false, ...options });
+    // The second door waits for its run's failure however slow the machine: its answer is the 500.
+    const b = await door.open({
+      bearerTokens: [TOKEN],
+      logger: false,
+      ...options,
+      idempotency: { store, leaseMs: 60_000 },
+      timeoutMs: 30_000,
+    });
     try {
       const event = issued({}, 'evt_overrun');
       expect((await a.send(delivery(event))).status).toBe(503); // past timeoutMs, still running
