@@ -55,7 +55,10 @@ export interface KillProofFigures {
   redelivered: number;
   deliveries: number;
   answers: Record<string, number>;
+  /** SIGKILLs sent, by role: at least one per fault point, more when a retry reached a process first. */
   kills: { receiver: number; worker: number };
+  /** The fault points a process was killed at (each once): every one of them, or the proof proved nothing. */
+  killedAt: string[];
   handledOnce: number;
   deadLetters: number;
   /** Events neither handled nor dead: must be none. */
@@ -108,6 +111,7 @@ export async function runKillProof(options: {
     deliveries: 0,
     answers: {},
     kills: { receiver: 0, worker: 0 },
+    killedAt: [],
     handledOnce: 0,
     deadLetters: 0,
     lost: [],
@@ -129,6 +133,7 @@ export async function runKillProof(options: {
           writeFileSync(path.join(dir, `killed-${who}-${id}`), '');
           await p.kill();
           figures.kills[who === 'r' ? 'receiver' : 'worker']++;
+          if (!figures.killedAt.includes(id)) figures.killedAt.push(id);
           await p.start();
         }
         await sleep(20);

@@ -1,4 +1,4 @@
-// One receiver process of the ordering proof (ordering-proof.test.ts), over the compiled package.
+// One receiver process of the ordering proof (ordering-guard.proof.test.ts), over the compiled package.
 // Every handler run is written to one shared ledger (O_APPEND, so lines from the three processes
 // land whole and in the order they were written): `start`, then `ok` or `fail`.
 'use strict';

@@ -14,8 +14,12 @@ function expectTheProof(figures: KillProofFigures): void {
     deadWithoutReason: [],
   });
   expect(figures.handledOnce + figures.deadLetters).toBe(figures.events);
-  // The faults happened: otherwise the proof proved nothing.
-  expect(figures.kills).toEqual({ receiver: 2, worker: 1 });
+  // The faults happened: otherwise the proof proved nothing. How many kills it took is the machine's
+  // schedule (a retry or a stalled job can reach a second process before the first is killed), not a
+  // property of the inbox.
+  expect([...figures.killedAt].sort()).toEqual(['kill-after-enqueue', 'kill-before-enqueue', 'kill-worker']);
+  expect(figures.kills.receiver).toBeGreaterThanOrEqual(2);
+  expect(figures.kills.worker).toBeGreaterThanOrEqual(1);
   expect(figures.redelivered).toBeGreaterThan(20);
   expect(figures.answers['200 duplicate'] ?? 0).toBeGreaterThan(0);
   expect(figures.deadLetters).toBeGreaterThan(0);
