@@ -44,6 +44,7 @@ const PEER_TYPED: Record<string, string> = {
   metrics: 'prom-client@15',
   bullmq: 'bullmq@6',
   'pg-boss': 'pg-boss@12',
+  fastify: 'fastify@5',
 };
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
