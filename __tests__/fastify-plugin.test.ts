@@ -5,6 +5,7 @@ import { createEventRouter, type AnyWebhookEvent } from '../lib';
 import { serviceWebhooks } from 'service-webhooks/fastify';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
 import { gate } from './support/gate';
+import { allBlocks, runBlocks } from './support/readme-blocks';
 import { pollUntil } from './support/poll-until';
 
 const TOKEN = 'tok_fastify';
@@ -258,5 +259,28 @@ describe('serviceWebhooks, the Fastify plugin', () => {
     const plugin = serviceWebhooks as unknown as Record<symbol, unknown>;
     expect(plugin[Symbol.for('skip-override')]).toBe(true);
     expect(plugin[Symbol.for('plugin-meta')]).toEqual({ name: 'service-webhooks', fastify: '5.x' });
+  });
+});
+
+describe("docs/frameworks.md's Fastify app, run as written", () => {
+  it('receives a delivery at /webhooks and still parses the JSON of its own routes', async () => {
+    const block = allBlocks().find((b) => b.doc === 'docs/frameworks.md' && b.file === 'src/fastify-app.ts');
+    expect(block?.run).toBe(true);
+    process.env.SERVICE_WEBHOOK_TOKEN = TOKEN;
+    const { buildApp } = runBlocks([block!]).get(block!.file) as { buildApp: () => FastifyInstance };
+    app = buildApp();
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const res = await post(`${base}/webhooks`, JSON.stringify(event('evt_fy_docs')));
+    expect([res.status, await res.json()]).toEqual([
+      200,
+      { id: 'evt_fy_docs', type: 'ag.access_pass.issued', status: 'processed' },
+    ]);
+    expect((await post(`${base}/webhooks`, '{}', { authorization: 'Bearer wrong' })).status).toBe(401);
+    const order = await fetch(`${base}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"n":1}',
+    });
+    expect(await order.json()).toEqual({ received: { n: 1 } });
   });
 });
