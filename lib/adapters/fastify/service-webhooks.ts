@@ -138,5 +138,5 @@ async function register(fastify: FastifyInstance, options: ServiceWebhooksOption
 export const serviceWebhooks: FastifyPluginAsync<ServiceWebhooksOptions> = Object.assign(register, {
   [Symbol.for('skip-override')]: true,
   [Symbol.for('fastify.display-name')]: 'service-webhooks',
-  [Symbol.for('plugin-meta')]: { name: 'service-webhooks', fastify: '5.x' },
+  [Symbol.for('plugin-meta')]: { name: 'service-webhooks', fastify: '4.x || 5.x' },
 });
