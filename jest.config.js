@@ -18,6 +18,7 @@ const shared = {
     '^service-webhooks$': '<rootDir>/lib/index.ts',
     '^service-webhooks/(testing|emulator|console|redis|postgres|metrics|bullmq|pg-boss)$':
       '<rootDir>/lib/$1/index.ts',
+    '^service-webhooks/fastify$': '<rootDir>/lib/fastify/index.ts',
   },
 };
 

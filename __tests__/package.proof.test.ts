@@ -44,6 +44,7 @@ const PEER_TYPED: Record<string, string> = {
   metrics: 'prom-client@15',
   bullmq: 'bullmq@6',
   'pg-boss': 'pg-boss@12',
+  fastify: 'fastify@5',
 };
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
@@ -322,6 +323,37 @@ export = app;
     expect(missing).toMatch(
       /\[service-webhooks\] bullmqInbox: could not load 'bullmq'; install it .*\(npm install bullmq@6 ioredis\)/,
     );
+  }, 180_000);
+
+  it('loads service-webhooks/fastify by require and by import: a Fastify 5 app answers a delivery through it, and without Fastify the subpath still loads', () => {
+    const dir = app('fastify-app', { type: 'commonjs' }, ['fastify@5']);
+    const use = `const app = fastify();
+      app.register(serviceWebhooks, { bearerTokens: ['tok'], router: createEventRouter(), logger: false });
+      const payload = JSON.stringify(buildEvent('ag.access_pass.issued', {}, { id: 'evt_packed' }));
+      const send = (authorization) => app.inject({ method: 'POST', url: '/webhooks', payload,
+        headers: { ...DELIVERY_HEADERS, authorization } });
+      Promise.all([send('Bearer tok'), send('Bearer wrong')])
+        .then(async ([ok, refused]) => { await app.close(); console.log(JSON.stringify([ok.statusCode, ok.json().status, refused.statusCode])); });`;
+    for (const text of requiredAndImported(
+      dir,
+      {
+        'service-webhooks/fastify': ['serviceWebhooks'],
+        'service-webhooks': ['createEventRouter'],
+        'service-webhooks/testing': ['buildEvent', 'DELIVERY_HEADERS'],
+        fastify: ['fastify'],
+      },
+      use.replace(/\n\s*/g, ' '),
+    ))
+      expect(JSON.parse(text)).toEqual([200, 'unhandled', 401]);
+    // The plugin needs nothing of Fastify's at run time: an app without it loads the subpath.
+    const bare = app('fastify-bare-app', { type: 'commonjs' }, []);
+    expect(
+      run(
+        'node',
+        ['-e', "console.log(typeof require('service-webhooks/fastify').serviceWebhooks)"],
+        bare,
+      ).trim(),
+    ).toBe('function');
   }, 180_000);
 
   it('connects service-webhooks/bullmq to Redis by a redis:// URL after the documented npm install bullmq@6 ioredis, and names ioredis without it', async () => {

@@ -3,7 +3,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import Fastify from 'fastify';
 import { createEventRouter, createNodeHandler, webhookReceiver, type ReceiverOptions } from '../lib';
+import { serviceWebhooks } from '../lib/fastify';
 import { TOKEN } from './bench-events';
 
 export const OCTOKIT_SECRET = 'bench-secret';
@@ -14,6 +16,8 @@ export const KINDS = [
   'ours: Express',
   'ours: createNodeHandler',
   'ours: Express + RedisStore',
+  'Fastify JSON route',
+  'ours: Fastify plugin',
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
@@ -69,6 +73,27 @@ async function listener(kind: Kind): Promise<http.RequestListener> {
       const app = express();
       app.use('/hook', webhookReceiver(await ourOptions(kind)));
       return app;
+    }
+    // Fastify's own request listener (fastify.routing, public), so both run in the same server.
+    case 'Fastify JSON route': {
+      const app = Fastify();
+      app.addContentTypeParser(
+        'application/cloudevents+json',
+        { parseAs: 'string' },
+        app.getDefaultJsonParser('error', 'error'),
+      );
+      app.post('/hook', async (request) => ({
+        id: (request.body as { id: string }).id,
+        status: 'processed',
+      }));
+      await app.ready();
+      return (req, res) => app.routing(req, res);
+    }
+    case 'ours: Fastify plugin': {
+      const app = Fastify();
+      await app.register(serviceWebhooks, { ...(await ourOptions(kind)), prefix: '/hook' });
+      await app.ready();
+      return (req, res) => app.routing(req, res);
     }
     case 'ours: createNodeHandler': {
       const handler = createNodeHandler({ ...(await ourOptions(kind)), path: '/hook' });

@@ -88,10 +88,14 @@ async function main(): Promise<void> {
   const kinds: Kind[] = KINDS.filter(
     (k) =>
       (redis !== undefined || k !== 'ours: Express + RedisStore') &&
-      (only === undefined || k.includes(only) || k.includes('octokit') || k.includes('express.json')),
+      (only === undefined ||
+        k.includes(only) ||
+        k.includes('octokit') ||
+        k.includes('express.json') ||
+        k === 'Fastify JSON route'),
   );
   const results = new Map<Kind, LoadResult[]>(kinds.map((k) => [k, []]));
-  const ratios = { express: [] as number[], node: [] as number[] };
+  const ratios = { express: [] as number[], node: [] as number[], fastify: [] as number[] };
   try {
     for (let round = 0; round < rounds; round++) {
       // Alternate the order, so no receiver always runs first (or last) on a warming machine.
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
       const rate = (k: Kind) => byKind.get(k)?.reqPerSec ?? NaN;
       ratios.express.push(rate('ours: Express') / rate('express.json() route'));
       ratios.node.push(rate('ours: createNodeHandler') / rate('octokit createNodeMiddleware'));
+      ratios.fastify.push(rate('ours: Fastify plugin') / rate('Fastify JSON route'));
       console.error(`round ${round + 1}/${rounds} done`);
     }
   } finally {
@@ -131,6 +136,7 @@ async function main(): Promise<void> {
   const goals = [
     ['Express adapter / express.json() route', Math.min(...ratios.express), median(ratios.express), 0.9],
     ['createNodeHandler / octokit createNodeMiddleware', Math.min(...ratios.node), median(ratios.node), 1.0],
+    ['Fastify plugin / Fastify JSON route', Math.min(...ratios.fastify), median(ratios.fastify), 0.9],
   ] as const;
   console.log('\ngoal                                             min    median  goal');
   let met = true;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import Fastify from 'fastify';
 import {
   createFetchHandler,
   createNodeHandler,
@@ -8,6 +9,7 @@ import {
   type DrainResult,
   type ReceiverOptions,
 } from '../../lib';
+import { serviceWebhooks } from '../../lib/fastify';
 
 /** A request as a test writes it. */
 export interface RawRequest {
@@ -29,7 +31,7 @@ export interface OpenDoor {
   close(): Promise<void>;
 }
 
-/** One way in to the receiver: Express, node:http or Fetch. The contract tables run through each. */
+/** One way in to the receiver: Express, node:http, Fetch or the Fastify plugin. The contract tables run through each. */
 export interface Door {
   name: string;
   open(options: ReceiverOptions): Promise<OpenDoor>;
@@ -102,4 +104,20 @@ export const fetchDoor: Door = {
   },
 };
 
-export const DOORS: readonly Door[] = [expressDoor, nodeDoor, fetchDoor];
+export const fastifyDoor: Door = {
+  name: 'Fastify serviceWebhooks plugin',
+  async open(options) {
+    const app = Fastify();
+    // The other doors' close() does not wait for handlers at all; a test's hung handler holds this one
+    // a second, not the plugin's default of five.
+    await app.register(serviceWebhooks, { drainTimeoutMs: 1000, ...options, prefix: PATH });
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    return {
+      send: (r) => overHttp(`${base}${PATH}`, r),
+      drain: (o) => app.serviceWebhooks.drain(o),
+      close: () => app.close(),
+    };
+  },
+};
+
+export const DOORS: readonly Door[] = [expressDoor, nodeDoor, fetchDoor, fastifyDoor];

@@ -1,0 +1,142 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
+import type { ReceiverOptions } from '../../core/receiver-options';
+import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
+import { OptionsError } from '../../options-error';
+import { nodeRequest } from '../incoming-message/node-request';
+
+const WHERE = 'serviceWebhooks';
+
+/** The Fastify plugin's options: the receiver's, and where to mount it. */
+export interface ServiceWebhooksOptions extends ReceiverOptions {
+  /**
+   * The path of the receiver's one route, under the prefix of the instance it is registered on. The
+   * route answers every method (the receiver says 405 to all but POST). Defaults to `'/webhooks'`.
+   */
+  prefix?: string;
+  /**
+   * How long Fastify's `close()` waits for requests still in the receiver and handlers still running
+   * before it goes on closing. It must be below the app's `pluginTimeout`, which bounds close hooks
+   * too. Defaults to `5_000` ms, or half the app's `pluginTimeout` when that is shorter.
+   */
+  drainTimeoutMs?: number;
+}
+
+/** What the plugin decorates the instance with, as `app.serviceWebhooks`. */
+export interface ServiceWebhooksDecorator {
+  /**
+   * Resolves once every request that entered the receiver has been answered and every handler settled,
+   * or after `timeoutMs`. `app.close()` calls it itself, in its `preClose` hook (bounded by
+   * `drainTimeoutMs`).
+   */
+  drain(options?: { timeoutMs?: number }): Promise<DrainResult>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    serviceWebhooks: ServiceWebhooksDecorator;
+  }
+}
+
+const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
+const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+
+function checkFastifyOptions(
+  options: ServiceWebhooksOptions,
+  pluginTimeout: number,
+): { url: string; drainTimeoutMs: number } {
+  if (typeof options !== 'object' || options === null) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'options must be an object with at least router and bearerTokens',
+    );
+  }
+  const url = options.prefix ?? '/webhooks';
+  if (typeof url !== 'string' || !url.startsWith('/')) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      `prefix must be a string starting with "/" (got ${JSON.stringify(url)})`,
+    );
+  }
+  // Fastify fails close() with a hook timeout once pluginTimeout has passed (0 is no bound).
+  const bounded = pluginTimeout > 0;
+  const drainTimeoutMs =
+    options.drainTimeoutMs ??
+    (bounded ? Math.min(DEFAULT_DRAIN_TIMEOUT_MS, pluginTimeout / 2) : DEFAULT_DRAIN_TIMEOUT_MS);
+  if (typeof drainTimeoutMs !== 'number' || !Number.isFinite(drainTimeoutMs) || drainTimeoutMs < 0) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      `drainTimeoutMs must be a finite number of milliseconds, 0 or more (got ${String(drainTimeoutMs)})`,
+    );
+  }
+  if (bounded && drainTimeoutMs >= pluginTimeout) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      `drainTimeoutMs (${drainTimeoutMs}) must be below the app's pluginTimeout (${pluginTimeout}), which bounds app.close()'s hooks: lower drainTimeoutMs or raise pluginTimeout in Fastify({ pluginTimeout })`,
+    );
+  }
+  return { url, drainTimeoutMs };
+}
+
+async function register(fastify: FastifyInstance, options: ServiceWebhooksOptions): Promise<void> {
+  const { url, drainTimeoutMs } = checkFastifyOptions(options, fastify.initialConfig.pluginTimeout ?? 0);
+  // The app's logger unless told otherwise: the receiver's warnings land where the app's own lines do.
+  const logger = 'logger' in options ? options.logger : fastify.log;
+  const core = createReceiverCore({ ...options, logger }, WHERE, openTelemetryTracing, [
+    'prefix',
+    'drainTimeoutMs',
+  ]);
+  if (fastify.hasDecorator('serviceWebhooks')) {
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      WHERE,
+      'this Fastify instance already has a receiver (app.serviceWebhooks); register one serviceWebhooks per app, with one router for every event type',
+    );
+  }
+  const decorator: ServiceWebhooksDecorator = { drain: (drainOptions) => core.drain(drainOptions) };
+  fastify.decorate('serviceWebhooks', decorator);
+  // preClose, not onClose: Fastify runs onClose only once its server has closed, and a server.close()
+  // waits for every open connection, so a delivery answered meanwhile on a keep-alive connection would
+  // hold close() for the keep-alive timeout (72 s). In preClose new requests already get 503, and the
+  // connections drained here are idle, so the server.close() after it ends them at once.
+  fastify.addHook('preClose', async () => {
+    await core.drain({ timeoutMs: drainTimeoutMs });
+  });
+
+  // The receiver answers in the route's onRequest hook, after the app's own onRequest hooks: Fastify
+  // never reaches its content-type parsers (which would read the body before the token is checked, or
+  // refuse a media type with an answer of its own), and the receiver reads the raw stream with its own
+  // limit and timeout. The reply goes through reply.send, so onSend, onResponse and the request log
+  // see it as any other route's.
+  async function answer(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const { answer: handled, record } = await core.handle(nodeRequest(request.raw));
+    void reply.code(handled.status).headers(handled.headers).send(handled.body);
+    core.report(record);
+    // Returning the reply holds Fastify's hook runner until the answer is written, so it does not go
+    // on to parse the body of a request already answered.
+    return reply;
+  }
+  fastify.route({
+    method: METHODS,
+    url,
+    onRequest: answer,
+    // Never reached: onRequest always answers. Kept as the route's handler for a request that reached
+    // it some other way, answered the same.
+    handler: answer,
+  });
+}
+
+/**
+ * The receiver as a Fastify plugin: `app.register(serviceWebhooks, { prefix: '/webhooks', bearerTokens,
+ * router })`. One route, whose body Fastify never parses; `app.serviceWebhooks.drain()`, called by
+ * `app.close()`. Not encapsulated (as `fastify-plugin` makes a plugin), so the decorator is the app's.
+ */
+export const serviceWebhooks: FastifyPluginAsync<ServiceWebhooksOptions> = Object.assign(register, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'service-webhooks',
+  [Symbol.for('plugin-meta')]: { name: 'service-webhooks', fastify: '4.x || 5.x' },
+});

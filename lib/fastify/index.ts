@@ -1,0 +1,5 @@
+export {
+  serviceWebhooks,
+  type ServiceWebhooksDecorator,
+  type ServiceWebhooksOptions,
+} from '../adapters/fastify/service-webhooks';
