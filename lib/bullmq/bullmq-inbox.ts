@@ -162,6 +162,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         return times.length === 0 ? null : Math.max(0, Date.now() - Math.min(...times));
       };
       return {
+        paused: await queue.isPaused(),
         waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
         delayed: counts.delayed ?? 0,
         active: counts.active ?? 0,
@@ -170,6 +171,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         oldestDelayedAgeMs: age(await queue.getJobs(['delayed'], 0, 0, true)),
       };
     },
+    // BullMQ's own pause: a flag in the queue's meta key that every worker's fetch script reads.
+    pause: () => queue.pause(),
+    resume: () => queue.resume(),
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
       // A check still reading would reconnect a closed queue; it is given a moment to finish.

@@ -121,6 +121,11 @@ export interface ReplayFilter {
 
 /** What a queue holds now. */
 export interface InboxStatus {
+  /**
+   * The queue is paused ({@link Inbox.pause}): receivers still queue events, and no worker starts a
+   * try until it is resumed.
+   */
+  paused: boolean;
   /** Jobs a worker may take now. */
   waiting: number;
   /** Jobs waiting out a delay before their next try (a backoff, a `RetryLater`, a busy put-back). */
@@ -164,8 +169,18 @@ export interface Inbox {
    * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
    */
   replay(target: string | ReplayFilter): Promise<number>;
-  /** Queue depth, oldest job age, dead letters. */
+  /** Queue depth, oldest job age, dead letters, and whether the queue is paused. */
   status(): Promise<InboxStatus>;
+  /**
+   * Pauses the whole queue: every worker of it, in every process, stops starting tries (tries already
+   * running finish), while receivers go on queueing and acknowledging events. Held by the engine
+   * (BullMQ's queue pause; on pg-boss a marker queue `<name>.paused` the workers read once a
+   * second), so it outlasts restarts of workers, receivers and the engine, until {@link Inbox.resume}.
+   * Idempotent.
+   */
+  pause(): Promise<void>;
+  /** Lets the workers of a paused queue start tries again (at their `rate`, if given). Idempotent. */
+  resume(): Promise<void>;
   /** Closes what the inbox opened (not a connection or queue it was given). */
   close(): Promise<void>;
 }

@@ -12,7 +12,8 @@ import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
-import { startPgBossWorker } from './pg-boss-worker';
+import { startPgBossWorker, type PgBossWorker } from './pg-boss-worker';
+import { isPaused, setPaused } from './pause-flag';
 
 /** Options of {@link pgBossInbox}: a started pg-boss of yours or a connection string, and the queue's name. */
 export interface PgBossInboxOptions {
@@ -84,7 +85,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   const schema = checkSchemaName(options.schema ?? 'pgboss', WHERE);
   const warn = rateLimitedLog(resolveLogger(options.logger, WHERE));
   const dead = `${name}.dead`;
-  const workers = new Set<{ close(): Promise<void> }>();
+  const workers = new Set<PgBossWorker>();
   let ready: Promise<PgBoss> | undefined;
 
   /** Starts an owned boss and makes both queues, once; a failure is forgotten so the next call tries again. */
@@ -166,7 +167,19 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
         if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
       }
     },
-    status: async () => readStatus(await boss(), schema, name, dead),
+    async status() {
+      const b = await boss();
+      return { paused: await isPaused(b, name), ...(await readStatus(b, schema, name, dead)) };
+    },
+    async pause() {
+      await setPaused(await boss(), name, true);
+      // This process's workers hear of it at once; others' at their next read of the flag.
+      for (const w of workers) w.pausedNow(true);
+    },
+    async resume() {
+      await setPaused(await boss(), name, false);
+      for (const w of workers) w.pausedNow(false);
+    },
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
       if (owned && ready !== undefined)

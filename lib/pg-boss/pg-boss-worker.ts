@@ -6,6 +6,7 @@ import { isQueuedDelivery } from '../inbox/queued-delivery';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
+import { isPaused, PAUSE_READ_MS } from './pause-flag';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
@@ -35,6 +36,13 @@ interface Queues {
   dead: string;
 }
 
+/** A running pg-boss worker. */
+export interface PgBossWorker {
+  close(): Promise<void>;
+  /** Tells the worker the queue was paused or resumed here, before its next read of the flag. */
+  pausedNow(paused: boolean): void;
+}
+
 /**
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
@@ -48,7 +56,7 @@ export function startPgBossWorker(
   queues: Queues,
   router: EventRouter,
   options: InboxWorkerOptions | undefined,
-): { close(): Promise<void> } {
+): PgBossWorker {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
   const { name, dead } = queues;
   let stopping = false;
@@ -63,6 +71,28 @@ export function startPgBossWorker(
       const timer = setTimeout(wake, POLL_MS);
       sleeping.add(wake);
     });
+
+  // The pause flag, read at most once a PAUSE_READ_MS for all the loops: a pause reaches them
+  // within about that long, and a thousand idle workers do not read it a thousand times a poll.
+  let known: { at: number; paused: boolean } | undefined;
+  let reading: Promise<boolean> | undefined;
+  function paused(): Promise<boolean> | boolean {
+    if (known !== undefined && Date.now() - known.at < PAUSE_READ_MS) return known.paused;
+    reading ??= isPaused(boss, name)
+      .then(
+        (now) => {
+          known = { at: Date.now(), paused: now };
+          return now;
+        },
+        // Unread, the last state holds and is read again next time; a database that cannot answer
+        // this cannot hand out a job either, and the fetch says so in the log.
+        () => known?.paused ?? false,
+      )
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  }
 
   async function deadLetter(job: PgBossJob, delivery: unknown, attempts: number, lastError: string) {
     const data: DeadLetterData = {
@@ -111,6 +141,10 @@ export function startPgBossWorker(
 
   async function loop(): Promise<void> {
     while (!stopping) {
+      if (await paused()) {
+        await idle();
+        continue;
+      }
       let jobs: PgBossJob[] = [];
       try {
         jobs = await boss.fetch(name, { batchSize: 1, includeMetadata: true });
@@ -136,6 +170,9 @@ export function startPgBossWorker(
 
   const loops = Array.from({ length: core.concurrency }, () => loop());
   return {
+    pausedNow(now) {
+      known = { at: Date.now(), paused: now };
+    },
     async close() {
       stopping = true;
       for (const wake of [...sleeping]) wake();
