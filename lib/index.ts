@@ -99,3 +99,4 @@ export type {
   ReplayFilter,
 } from './inbox/inbox';
 export type { QueuedDelivery } from './inbox/queued-delivery';
+export type { WorkerRate } from './inbox/worker-rate';

@@ -3,6 +3,7 @@ import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
 import type { QueuedDelivery } from './queued-delivery';
+import type { WorkerRate } from './worker-rate';
 
 /** How long to wait before attempt `attempt + 1`, after attempt `attempt` (1-based) failed. */
 export type InboxBackoff =
@@ -18,6 +19,14 @@ export type InboxBackoff =
 export interface InboxWorkerOptions {
   /** How many jobs this worker runs at once. Defaults to `1`. */
   concurrency?: number;
+  /**
+   * At most `max` tries start per `perMs` ms, so a resumed or backed-up queue drains at a pace the
+   * handlers' downstream can take. On BullMQ it bounds all the queue's workers together (BullMQ's
+   * limiter, kept in Redis: give every worker the same); on pg-boss, which has no limiter, each
+   * worker on its own (n workers start up to n × `max`). Defaults to none: as fast as `concurrency`
+   * allows.
+   */
+  rate?: WorkerRate;
   /**
    * How many times a job is tried before it goes to the dead letters. Defaults to `13`: with the
    * default backoff, the tries spread over about 6 hours, as the Service's own retries do.

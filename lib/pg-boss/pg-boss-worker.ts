@@ -7,6 +7,7 @@ import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
+import { startWindow } from '../inbox/start-window';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
@@ -61,16 +62,19 @@ export function startPgBossWorker(
   const { name, dead } = queues;
   let stopping = false;
   const sleeping = new Set<() => void>();
-  const idle = () =>
+  /** Waits `ms`, or less when the worker stops. */
+  const idle = (ms = POLL_MS) =>
     new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);
         sleeping.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, POLL_MS);
+      const timer = setTimeout(wake, ms);
       sleeping.add(wake);
     });
+  // pg-boss has no limiter: the rate holds per worker, its loops sharing one window.
+  const rateWindow = core.rate === undefined ? undefined : startWindow(core.rate);
 
   // The pause flag, read at most once a PAUSE_READ_MS for all the loops: a pause reaches them
   // within about that long, and a thousand idle workers do not read it a thousand times a poll.
@@ -145,6 +149,8 @@ export function startPgBossWorker(
         await idle();
         continue;
       }
+      const hold = await rateWindow?.take(idle, () => stopping);
+      if (rateWindow !== undefined && hold === undefined) return;
       let jobs: PgBossJob[] = [];
       try {
         jobs = await boss.fetch(name, { batchSize: 1, includeMetadata: true });
@@ -152,6 +158,8 @@ export function startPgBossWorker(
         core.log.error({ err: error }, 'could not fetch a job from pg-boss; trying again');
       }
       const job = jobs[0];
+      if (job === undefined) hold?.unused();
+      else hold?.started();
       if (job === undefined) {
         await idle();
         continue;
