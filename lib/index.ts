@@ -43,6 +43,7 @@ export type {
   DeliveryListener,
   DeliveryOutcome,
   DeliveryRecord,
+  ShedReason,
 } from './core/delivery-record';
 export type { TokenSource } from './core/auth/token-verifier';
 export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './core/http-problem';

@@ -1,5 +1,5 @@
 import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { DeliveryOutcome } from './delivery-record';
+import type { DeliveryOutcome, ShedReason } from './delivery-record';
 import { HttpProblem } from './http-problem';
 import type { TokenCheck } from './auth/token-verifier';
 import type { Answer } from './webhook-request';
@@ -93,6 +93,24 @@ export function unauthorized(check: Exclude<TokenCheck, 'valid'>, retryAfter = '
     detail,
     field: 'Authorization',
     headers: { 'WWW-Authenticate': header },
+    closeConnection: true,
+  });
+}
+
+/**
+ * The answer to a delivery shed to keep a bound: 503 with the receiver's `Retry-After`. Its body was
+ * not read, so the connection is closed rather than kept for another request.
+ */
+export function shed(reason: ShedReason, retryAfter: string): HttpProblem {
+  return new HttpProblem({
+    status: 503,
+    slug: `shed-${reason}`,
+    title: 'Service Unavailable',
+    detail:
+      reason === 'in-flight'
+        ? 'The receiver is handling as many deliveries as it takes at once; retry later.'
+        : 'The receiver’s queue holds as many events as it takes; retry later.',
+    headers: { 'Retry-After': retryAfter },
     closeConnection: true,
   });
 }
