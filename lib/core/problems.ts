@@ -167,6 +167,8 @@ export interface DispatchResult {
   handlerMs: number | null;
   /** What the ordering guard decided, when ordered handlers matched an event it could order. */
   ordering?: 'newest' | 'stale';
+  /** Set when the delivery was shed (the inbox full). */
+  shed?: ShedReason;
 }
 
 /** The answers dispatch can give, built from the receiver's `Retry-After`. */
@@ -214,6 +216,10 @@ export function dispatchResults(retryAfter: string) {
           'The receiver cannot queue this event right now; retry later.',
         ),
       ),
+    inboxFull: (): DispatchResult => ({
+      ...problem('rejected', shed('queue-depth', retryAfter)),
+      shed: 'queue-depth',
+    }),
     storeUnavailable: () =>
       problem(
         'store-unavailable',
