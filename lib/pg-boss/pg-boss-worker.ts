@@ -8,6 +8,7 @@ import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
 import { startWindow } from '../inbox/start-window';
+import { rateLimitedLog } from '../core/rate-limited-log';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
@@ -73,6 +74,7 @@ export function startPgBossWorker(
       const timer = setTimeout(wake, ms);
       sleeping.add(wake);
     });
+  const warn = rateLimitedLog(core.log);
   // pg-boss has no limiter: the rate holds per worker, its loops sharing one window.
   const rateWindow = core.rate === undefined ? undefined : startWindow(core.rate);
 
@@ -88,9 +90,17 @@ export function startPgBossWorker(
           known = { at: Date.now(), paused: now };
           return now;
         },
-        // Unread, the last state holds and is read again next time; a database that cannot answer
-        // this cannot hand out a job either, and the fetch says so in the log.
-        () => known?.paused ?? false,
+        // Unread, the queue counts as paused and is read again next time: starting a try on a
+        // queue that may be paused is the one wrong answer (holding back loses nothing).
+        (error: unknown) => {
+          warn(
+            'error',
+            'pause-flag',
+            { err: error },
+            'could not read whether the queue is paused; no try starts until it can',
+          );
+          return true;
+        },
       )
       .finally(() => {
         reading = undefined;
