@@ -116,6 +116,39 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
     }
   }, 60_000);
 
+  it('pauses the queue (status says so, the worker starts no try), and resumes it: the held event runs once', async () => {
+    const { name, inbox, runs, fix, close } = await brokenQueue(server(), 'cli-pause');
+    try {
+      fix();
+      const url = ['--url', server().url, '--name', name];
+      expect(await run('inbox', 'pause', ...url)).toMatchObject({ code: 0, stdout: `paused ${name}` });
+      expect(await run('inbox', 'pause', ...url, '--json')).toMatchObject({
+        code: 0,
+        stdout: '{"paused":true}',
+      });
+      const status = await run('inbox', 'status', ...url);
+      expect(status).toMatchObject({ code: 0, stderr: '' });
+      expect(status.stdout).toMatch(
+        new RegExp(`^${engine.name} \\(paused: no worker starts a try; inbox resume to go on\\): 0 waiting`),
+      );
+      expect(JSON.parse((await run('inbox', 'status', ...url, '--json')).stdout)).toMatchObject({
+        paused: true,
+      });
+      await enqueue(inbox, 'evt_cli_held');
+      // Longer than a worker takes to read the flag and fetch: the event is held, not run.
+      await eventually('the event is held', async () => (await inbox.status()).waiting === 1);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(runs).toEqual([]);
+
+      expect(await run('inbox', 'resume', ...url)).toMatchObject({ code: 0, stdout: `resumed ${name}` });
+      await eventually('the held event ran', () => runs.length === 1);
+      expect(runs).toEqual(['evt_cli_held']);
+      expect((await run('inbox', 'status', ...url)).stdout).toMatch(new RegExp(`^${engine.name}: 0 waiting`));
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   it('prints a dead letter whose id and error were written to take over a terminal escaped, one line (issue 28 item 8)', async () => {
     const { name, inbox, close } = await brokenQueue(server(), 'cli-escape', HOSTILE);
     try {

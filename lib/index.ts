@@ -43,6 +43,7 @@ export type {
   DeliveryListener,
   DeliveryOutcome,
   DeliveryRecord,
+  ShedReason,
 } from './core/delivery-record';
 export type { TokenSource } from './core/auth/token-verifier';
 export { HttpProblem, type HttpProblemInit, type ProblemFieldError } from './core/http-problem';
@@ -99,3 +100,4 @@ export type {
   ReplayFilter,
 } from './inbox/inbox';
 export type { QueuedDelivery } from './inbox/queued-delivery';
+export type { WorkerRate } from './inbox/worker-rate';

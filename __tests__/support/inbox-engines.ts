@@ -17,6 +17,8 @@ export interface EngineServer {
   /** Freezes the server (nothing answers), and lets it go on. */
   pause(): void;
   resume(): void;
+  /** Stops the server and starts it again on the same port, its data kept. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,10 @@ export const bullmqEngine: InboxEngine = {
       },
       pause: () => server.pause(),
       resume: () => server.resume(),
+      restart: async () => {
+        await server.stop();
+        await server.start();
+      },
       close: () => server.close(),
     };
   },
@@ -81,6 +87,10 @@ export const pgBossEngine: InboxEngine = {
       },
       pause: () => server.pause(),
       resume: () => server.resume(),
+      restart: async () => {
+        await server.stop();
+        await server.start();
+      },
       close: () => server.close(),
     };
   },

@@ -13,6 +13,7 @@ import { loadBullmq } from './load-bullmq';
 import { redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
 import { checkIoredis } from './check-ioredis';
+import { checkMaxDepth, depthGate } from '../inbox/depth-gate';
 import { checkWorkerConnection, isClient } from './worker-connection';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
@@ -47,9 +48,25 @@ export interface BullmqInboxOptions {
   maxStalledCount?: number;
   /** Where the Redis settings warnings go. Defaults to the console. */
   logger?: Logger | false;
+  /**
+   * The most events the queue may hold (waiting and delayed) before the receiver stops queueing:
+   * past it, a delivery is answered `503` + `Retry-After` (shed, `queue-depth`) and the Service
+   * retries it, so Redis memory stays bounded by a number you choose. The depth is read at most once
+   * a second, so a burst may pass it by what arrives in that second. Defaults to none (no bound).
+   */
+  maxDepth?: number;
 }
 
-const KEYS = ['connection', 'queue', 'name', 'lockDurationMs', 'attempts', 'maxStalledCount', 'logger'];
+const KEYS = [
+  'connection',
+  'queue',
+  'name',
+  'lockDurationMs',
+  'attempts',
+  'maxStalledCount',
+  'logger',
+  'maxDepth',
+];
 const WHERE = 'bullmqInbox';
 /** Completed jobs kept this long, past the Service's 6-hour retries, then trimmed. */
 const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
@@ -98,6 +115,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   // The workers' own default: a job gets as many tries as a worker given nothing gives it.
   const attempts = wholeOption(options.attempts, 'attempts', 13, 1);
   const maxStalledCount = wholeOption(options.maxStalledCount, 'maxStalledCount', 2, 0);
+  const maxDepth = checkMaxDepth(options.maxDepth, WHERE);
   const log = resolveLogger(options.logger, WHERE);
   const warn = rateLimitedLog(log);
   const connection =
@@ -120,12 +138,20 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     skipVersionCheck: queue.opts.skipVersionCheck,
   };
   const workers = new Set<{ close(): Promise<void> }>();
+  const roomFor =
+    maxDepth === undefined
+      ? undefined
+      : depthGate(maxDepth, async () => {
+          const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed');
+          return (counts.wait ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
+        });
 
   return {
     engine: 'bullmq',
     name,
     async enqueue(delivery) {
       checked ??= checkRedisDurability(queue, log);
+      await roomFor?.();
       // A job id that exists already makes add() a no-op: a redelivery never enqueues twice.
       await queue.add(delivery.type, delivery, {
         jobId: jobIdFor(delivery.key),
@@ -162,6 +188,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         return times.length === 0 ? null : Math.max(0, Date.now() - Math.min(...times));
       };
       return {
+        paused: await queue.isPaused(),
         waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
         delayed: counts.delayed ?? 0,
         active: counts.active ?? 0,
@@ -170,6 +197,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         oldestDelayedAgeMs: age(await queue.getJobs(['delayed'], 0, 0, true)),
       };
     },
+    // BullMQ's own pause: a flag in the queue's meta key that every worker's fetch script reads.
+    pause: () => queue.pause(),
+    resume: () => queue.resume(),
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
       // A check still reading would reconnect a closed queue; it is given a moment to finish.

@@ -75,6 +75,8 @@ export async function startBullmqWorker(
     prefix: queue.prefix,
     ...(queue.skipVersionCheck === undefined ? {} : { skipVersionCheck: queue.skipVersionCheck }),
     concurrency: core.concurrency,
+    // BullMQ's limiter counts in Redis, so it bounds every worker of the queue together.
+    ...(core.rate === undefined ? {} : { limiter: { max: core.rate.max, duration: core.rate.perMs } }),
     lockDuration: limits.lockDuration,
     // Stalled jobs (a killed worker's) are looked for as often as a lock can run out.
     stalledInterval: limits.lockDuration,

@@ -60,6 +60,8 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
     enqueue: refuse('enqueue'),
     startWorker: refuse('startWorker'),
     replay: refuse('replay'),
+    pause: refuse('pause'),
+    resume: refuse('resume'),
     deadLetters: async (query) => {
       await exists();
       return inbox.deadLetters(query);

@@ -46,7 +46,15 @@ export interface DeliveryRecord {
    * newest processed event (with outcome `stale` when no other handler ran, else `processed`).
    */
   ordering?: 'newest' | 'stale';
+  /**
+   * Set only when the receiver shed the delivery (503, unread) to stay within a bound: `in-flight`
+   * (`maxInFlight`) or `queue-depth` (the inbox's `maxDepth`).
+   */
+  shed?: ShedReason;
 }
+
+/** Why a delivery was shed. */
+export type ShedReason = 'in-flight' | 'queue-depth';
 
 /**
  * What `onDelivery` takes: a function of the record. It may also carry `onRequestStart`, called as

@@ -1,5 +1,5 @@
 import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { DeliveryOutcome } from './delivery-record';
+import type { DeliveryOutcome, ShedReason } from './delivery-record';
 import { HttpProblem } from './http-problem';
 import type { TokenCheck } from './auth/token-verifier';
 import type { Answer } from './webhook-request';
@@ -97,6 +97,24 @@ export function unauthorized(check: Exclude<TokenCheck, 'valid'>, retryAfter = '
   });
 }
 
+/**
+ * The answer to a delivery shed to keep a bound: 503 with the receiver's `Retry-After`. Its body was
+ * not read, so the connection is closed rather than kept for another request.
+ */
+export function shed(reason: ShedReason, retryAfter: string): HttpProblem {
+  return new HttpProblem({
+    status: 503,
+    slug: `shed-${reason}`,
+    title: 'Service Unavailable',
+    detail:
+      reason === 'in-flight'
+        ? 'The receiver is handling as many deliveries as it takes at once; retry later.'
+        : 'The receiver’s queue holds as many events as it takes; retry later.',
+    headers: { 'Retry-After': retryAfter },
+    closeConnection: true,
+  });
+}
+
 /** The answers a body read can end in; built per failure, which is never the hot path. */
 export const bodyProblems = {
   tooLarge: (limit: number) =>
@@ -149,6 +167,8 @@ export interface DispatchResult {
   handlerMs: number | null;
   /** What the ordering guard decided, when ordered handlers matched an event it could order. */
   ordering?: 'newest' | 'stale';
+  /** Set when the delivery was shed (the inbox full). */
+  shed?: ShedReason;
 }
 
 /** The answers dispatch can give, built from the receiver's `Retry-After`. */
@@ -196,6 +216,10 @@ export function dispatchResults(retryAfter: string) {
           'The receiver cannot queue this event right now; retry later.',
         ),
       ),
+    inboxFull: (): DispatchResult => ({
+      ...problem('rejected', shed('queue-depth', retryAfter)),
+      shed: 'queue-depth',
+    }),
     storeUnavailable: () =>
       problem(
         'store-unavailable',

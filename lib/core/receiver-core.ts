@@ -2,7 +2,7 @@ import { callContained } from './call-contained';
 import { drain, type DrainResult } from './dispatch/drain';
 import { OptionsError } from '../options-error';
 import { newDeliveryRecord, type DeliveryRecord } from './delivery-record';
-import { INTERNAL, NOT_ALLOWED, problemAnswer, unauthorized } from './problems';
+import { INTERNAL, NOT_ALLOWED, problemAnswer, shed, unauthorized } from './problems';
 import { createDispatcher, type DispatchResult } from './dispatch/dispatcher';
 import { certificateStep } from './auth/certificate-step';
 import { answerHandshake } from './auth/handshake';
@@ -74,6 +74,9 @@ export function createReceiverCore(
   const handshake = { verifier, requireToken: resolved.requireTokenOnHandshake, bodyTimeoutMs, warn };
   const retryAfter = resolved.dispatch.retryAfter;
   const requests = new Set<Promise<unknown>>();
+  const { maxInFlight } = resolved;
+  /** Deliveries past the token check and not yet answered: what `maxInFlight` bounds. */
+  let inFlight = 0;
 
   async function pipeline(
     request: WebhookRequest,
@@ -102,6 +105,33 @@ export function createReceiverCore(
       throw unauthorized(check, retryAfter);
     }
     if (span !== undefined) span.authenticated = true;
+    if (maxInFlight === undefined) return delivered(request, record, span);
+    // Counted after the token check, so unauthenticated requests cannot crowd real ones out, and
+    // before the body is read, so a shed request costs no read and no store call.
+    if (inFlight >= maxInFlight) {
+      warn(
+        'warn',
+        'shed-in-flight',
+        { maxInFlight },
+        `shed a delivery: ${maxInFlight} deliveries in flight (maxInFlight); answered 503 + Retry-After, the Service retries it`,
+      );
+      record.shed = 'in-flight';
+      throw shed('in-flight', retryAfter);
+    }
+    inFlight++;
+    try {
+      return await delivered(request, record, span);
+    } finally {
+      inFlight--;
+    }
+  }
+
+  /** The rest of an authenticated delivery: its body read, its event dispatched. */
+  async function delivered(
+    request: WebhookRequest,
+    record: DeliveryRecord,
+    span: DeliveryTrace | undefined,
+  ): Promise<Answer> {
     // Known as soon as the envelope is checked, so a 400 for the data still names its event.
     const { envelope, event }: ReadEvent = await readEvent(request, record);
     span?.begin(envelope, event);
@@ -116,6 +146,7 @@ export function createReceiverCore(
     record.problem = result.problem;
     record.handlerMs = result.handlerMs;
     if (result.ordering !== undefined) record.ordering = result.ordering;
+    if (result.shed !== undefined) record.shed = result.shed;
     if (result.answer.status === 200)
       log.debug({ eventId: event.id, type: event.type, outcome: result.outcome }, 'acknowledged a delivery');
     return result.answer;

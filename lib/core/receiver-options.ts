@@ -38,6 +38,14 @@ export interface ReceiverOptions extends DispatchEventOptions {
   /** How long a request body may take to arrive before a 408. Defaults to `10_000` ms. */
   bodyTimeoutMs?: number;
   /**
+   * At most this many deliveries at once: one more is answered `503` + `Retry-After` after its
+   * token is checked and before its body is read (the Service retries it, so nothing is lost), and
+   * a burst no longer opens as many database connections as there are requests. Logged at most once
+   * a minute; its record says `shed: 'in-flight'`. Handshakes are never shed. A whole number ≥ 1.
+   * Defaults to none (no bound).
+   */
+  maxInFlight?: number;
+  /**
    * Called once per request, after its answer was sent, with what became of it. It cannot delay or
    * change the answer; what it throws is logged (rate-limited). Its optional `onRequestStart` is
    * called as each request enters (`prometheusMetrics()` counts requests in flight with it). Defaults
@@ -55,6 +63,7 @@ export const RECEIVER_OPTION_KEYS: readonly string[] = [
   'validation',
   'requireTokenOnHandshake',
   'bodyTimeoutMs',
+  'maxInFlight',
   'onDelivery',
   ...DISPATCH_OPTION_KEYS,
 ];

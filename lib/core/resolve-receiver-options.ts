@@ -23,6 +23,7 @@ export interface ResolvedReceiverOptions {
   log: ResolvedLogger;
   requireTokenOnHandshake: boolean;
   bodyTimeoutMs: number;
+  maxInFlight: number | undefined;
   onDelivery: ((record: DeliveryRecord) => unknown) | undefined;
   dispatch: ResolvedDispatchOptions;
 }
@@ -68,6 +69,17 @@ export function checkBodyTimeout(value: unknown, where: string): number {
   return checkTimeout(value, 'bodyTimeoutMs', DEFAULT_BODY_TIMEOUT_MS, where);
 }
 
+function checkMaxInFlight(value: unknown, where: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      `maxInFlight must be a whole number ≥ 1, the deliveries handled at once (got ${String(value)}); leave it out for no bound`,
+    );
+  return value;
+}
+
 /** Reads every receiver option once, at construction: a misconfigured app fails at boot, not at the first delivery. */
 export function resolveReceiverOptions(
   options: ReceiverOptions,
@@ -110,6 +122,7 @@ export function resolveReceiverOptions(
     validation: checkValidation(options.validation, where),
     requireTokenOnHandshake: checkBoolean(options.requireTokenOnHandshake, 'requireTokenOnHandshake', where),
     bodyTimeoutMs: checkBodyTimeout(options.bodyTimeoutMs, where),
+    maxInFlight: checkMaxInFlight(options.maxInFlight, where),
     onDelivery: options.onDelivery,
     dispatch: resolveDispatchOptions(options, where),
   };

@@ -3,6 +3,7 @@ import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
 import type { QueuedDelivery } from './queued-delivery';
+import type { WorkerRate } from './worker-rate';
 
 /** How long to wait before attempt `attempt + 1`, after attempt `attempt` (1-based) failed. */
 export type InboxBackoff =
@@ -18,6 +19,14 @@ export type InboxBackoff =
 export interface InboxWorkerOptions {
   /** How many jobs this worker runs at once. Defaults to `1`. */
   concurrency?: number;
+  /**
+   * At most `max` tries start per `perMs` ms, so a resumed or backed-up queue drains at a pace the
+   * handlers' downstream can take. On BullMQ it bounds all the queue's workers together (BullMQ's
+   * limiter, kept in Redis: give every worker the same); on pg-boss, which has no limiter, each
+   * worker on its own (n workers start up to n × `max`). Defaults to none: as fast as `concurrency`
+   * allows.
+   */
+  rate?: WorkerRate;
   /**
    * How many times a job is tried before it goes to the dead letters. Defaults to `13`: with the
    * default backoff, the tries spread over about 6 hours, as the Service's own retries do.
@@ -121,6 +130,11 @@ export interface ReplayFilter {
 
 /** What a queue holds now. */
 export interface InboxStatus {
+  /**
+   * The queue is paused ({@link Inbox.pause}): receivers still queue events, and no worker starts a
+   * try until it is resumed.
+   */
+  paused: boolean;
   /** Jobs a worker may take now. */
   waiting: number;
   /** Jobs waiting out a delay before their next try (a backoff, a `RetryLater`, a busy put-back). */
@@ -164,8 +178,18 @@ export interface Inbox {
    * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
    */
   replay(target: string | ReplayFilter): Promise<number>;
-  /** Queue depth, oldest job age, dead letters. */
+  /** Queue depth, oldest job age, dead letters, and whether the queue is paused. */
   status(): Promise<InboxStatus>;
+  /**
+   * Pauses the whole queue: every worker of it, in every process, stops starting tries (tries already
+   * running finish), while receivers go on queueing and acknowledging events. Held by the engine
+   * (BullMQ's queue pause; on pg-boss a marker queue `<name>.paused` the workers read once a
+   * second), so it outlasts restarts of workers, receivers and the engine, until {@link Inbox.resume}.
+   * Idempotent.
+   */
+  pause(): Promise<void>;
+  /** Lets the workers of a paused queue start tries again (at their `rate`, if given). Idempotent. */
+  resume(): Promise<void>;
   /** Closes what the inbox opened (not a connection or queue it was given). */
   close(): Promise<void>;
 }

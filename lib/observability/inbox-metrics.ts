@@ -36,7 +36,7 @@ const shared = new WeakMap<Registry, Map<string, Metrics>>();
 
 function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
   const latest = new Map<Inbox, InboxStatus>();
-  // One status read per scrape, shared by the four gauges (prom-client collects them one by one).
+  // One status read per scrape, shared by the gauges (prom-client collects them one by one).
   let reading: { at: number; done: Promise<void> } | undefined;
   const read = () => {
     if (reading === undefined || Date.now() - reading.at > 1_000)
@@ -73,6 +73,11 @@ function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
     'inbox_depth',
     'Queued events waiting for a worker (including retries waiting their delay).',
     (s) => s.waiting + s.delayed,
+  );
+  gauge(
+    'inbox_paused',
+    'Whether the queue is paused (1): receivers still queue events, no worker starts a try.',
+    (s) => (s.paused ? 1 : 0),
   );
   gauge('inbox_active', 'Queued events a worker runs now.', (s) => s.active);
   gauge('inbox_dead_letters', 'Queued events whose tries ran out: kept until replayed.', (s) => s.dead);

@@ -34,6 +34,7 @@ interface Metrics {
   bookkeeping: Counter<'event'>;
   ordering: Counter<'type' | 'decision'>;
   futureTime: Counter;
+  shed: Counter<'reason'>;
 }
 
 const KEYS = ['registry', 'prefix', 'buckets'];
@@ -112,6 +113,12 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
         help: "Events of an ordered entity whose time lay past their receipt plus maxFutureSkewMs: their ordered handlers ran, but the entity's newest mark was held at that bound.",
         registers,
       }),
+      shed: new Counter({
+        name: `${prefix}shed_total`,
+        help: 'Deliveries answered 503, unread, to keep a bound: in-flight (maxInFlight) or queue-depth (the inbox maxDepth). The Service retries them.',
+        labelNames: ['reason'],
+        registers,
+      }),
     };
   } catch (error) {
     throw new OptionsError(
@@ -147,6 +154,7 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
       metrics.handlerSeconds.observe({ type, outcome: record.outcome }, record.handlerMs / 1000);
     if (record.outcome === 'store-unavailable') metrics.storeErrors.inc();
     if (record.ordering !== undefined) metrics.ordering.inc({ type, decision: record.ordering });
+    if (record.shed !== undefined) metrics.shed.inc({ reason: record.shed });
     if (open > 0) {
       open--;
       metrics.inFlight.dec();

@@ -12,7 +12,9 @@ import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
-import { startPgBossWorker } from './pg-boss-worker';
+import { startPgBossWorker, type PgBossWorker } from './pg-boss-worker';
+import { isPaused, setPaused } from './pause-flag';
+import { checkMaxDepth, depthGate } from '../inbox/depth-gate';
 
 /** Options of {@link pgBossInbox}: a started pg-boss of yours or a connection string, and the queue's name. */
 export interface PgBossInboxOptions {
@@ -38,9 +40,17 @@ export interface PgBossInboxOptions {
    * `boss` is yours to listen to). Defaults to the console; `false`: nowhere.
    */
   logger?: Logger | false;
+  /**
+   * The most events the queue may hold (waiting and delayed) before the receiver stops queueing:
+   * past it, a delivery is answered `503` + `Retry-After` (shed, `queue-depth`) and the Service
+   * retries it, so the table and the workers' lag stay bounded by a number you choose. The depth is
+   * read at most once a second, so a burst may pass it by what arrives in that second. Defaults to
+   * none (no bound).
+   */
+  maxDepth?: number;
 }
 
-const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds', 'logger'];
+const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds', 'logger', 'maxDepth'];
 const WHERE = 'pgBossInbox';
 const NAME = /^[\w.-]{1,50}$/;
 /** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
@@ -82,9 +92,10 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   if (!owned && typeof options.boss?.send !== 'function')
     throw new OptionsError('ERR_SW_OPTION', WHERE, "boss must be a PgBoss from 'pg-boss'");
   const schema = checkSchemaName(options.schema ?? 'pgboss', WHERE);
+  const maxDepth = checkMaxDepth(options.maxDepth, WHERE);
   const warn = rateLimitedLog(resolveLogger(options.logger, WHERE));
   const dead = `${name}.dead`;
-  const workers = new Set<{ close(): Promise<void> }>();
+  const workers = new Set<PgBossWorker>();
   let ready: Promise<PgBoss> | undefined;
 
   /** Starts an owned boss and makes both queues, once; a failure is forgotten so the next call tries again. */
@@ -116,8 +127,17 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     return ready;
   }
 
+  const roomFor =
+    maxDepth === undefined
+      ? undefined
+      : depthGate(maxDepth, async () => {
+          const status = await readStatus(await boss(), schema, name, dead);
+          return status.waiting + status.delayed;
+        });
+
   async function enqueue(delivery: QueuedDelivery): Promise<void> {
     const b = await boss();
+    await roomFor?.();
     // The id is the key's: a redelivery's send conflicts and adds nothing (it resolves null).
     await b.send(name, delivery, {
       id: jobIdFor(delivery.key),
@@ -166,7 +186,19 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
         if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
       }
     },
-    status: async () => readStatus(await boss(), schema, name, dead),
+    async status() {
+      const b = await boss();
+      return { paused: await isPaused(b, name), ...(await readStatus(b, schema, name, dead)) };
+    },
+    async pause() {
+      await setPaused(await boss(), name, true);
+      // This process's workers hear of it at once; others' at their next read of the flag.
+      for (const w of workers) w.pausedNow(true);
+    },
+    async resume() {
+      await setPaused(await boss(), name, false);
+      for (const w of workers) w.pausedNow(false);
+    },
     async close() {
       await Promise.allSettled([...workers].map((w) => w.close()));
       if (owned && ready !== undefined)

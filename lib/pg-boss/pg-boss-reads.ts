@@ -98,7 +98,7 @@ export async function readStatus(
   schema: string,
   name: string,
   dead: string,
-): Promise<InboxStatus> {
+): Promise<Omit<InboxStatus, 'paused'>> {
   const { rows } = await boss.getDb().executeSql(
     `SELECT count(*) FILTER (WHERE name = $1 AND state < 'active' AND start_after <= now()) AS waiting,
             count(*) FILTER (WHERE name = $1 AND state < 'active' AND start_after > now()) AS delayed,

@@ -7,6 +7,8 @@ import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { engineErrorLog } from '../core/engine-error-log';
+import { isPaused, PAUSE_READ_MS } from './pause-flag';
+import { startWindow } from '../inbox/start-window';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
@@ -36,6 +38,13 @@ interface Queues {
   dead: string;
 }
 
+/** A running pg-boss worker. */
+export interface PgBossWorker {
+  close(): Promise<void>;
+  /** Tells the worker the queue was paused or resumed here, before its next read of the flag. */
+  pausedNow(paused: boolean): void;
+}
+
 /**
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
@@ -49,21 +58,52 @@ export function startPgBossWorker(
   queues: Queues,
   router: EventRouter,
   options: InboxWorkerOptions | undefined,
-): { close(): Promise<void> } {
+): PgBossWorker {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
   const { name, dead } = queues;
   let stopping = false;
   const sleeping = new Set<() => void>();
-  const idle = () =>
+  /** Waits `ms`, or less when the worker stops. */
+  const idle = (ms = POLL_MS) =>
     new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);
         sleeping.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, POLL_MS);
+      const timer = setTimeout(wake, ms);
       sleeping.add(wake);
     });
+  // A lost database shows first in the pause flag's read, then in the fetch: one log for both.
+  const engineErrors = engineErrorLog(core.log, 'the pg-boss worker');
+  // pg-boss has no limiter: the rate holds per worker, its loops sharing one window.
+  const rateWindow = core.rate === undefined ? undefined : startWindow(core.rate);
+
+  // The pause flag, read at most once a PAUSE_READ_MS for all the loops: a pause reaches them
+  // within about that long, and a thousand idle workers do not read it a thousand times a poll.
+  let known: { at: number; paused: boolean } | undefined;
+  let reading: Promise<boolean> | undefined;
+  function paused(): Promise<boolean> | boolean {
+    if (known !== undefined && Date.now() - known.at < PAUSE_READ_MS) return known.paused;
+    reading ??= isPaused(boss, name)
+      .then(
+        (now) => {
+          known = { at: Date.now(), paused: now };
+          engineErrors.connected();
+          return now;
+        },
+        // Unread, the queue counts as paused and is read again next time: starting a try on a
+        // queue that may be paused is the one wrong answer (holding back loses nothing).
+        (error: unknown) => {
+          engineErrors.error(error);
+          return true;
+        },
+      )
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  }
 
   async function deadLetter(job: PgBossJob, delivery: unknown, attempts: number, lastError: string) {
     const data: DeadLetterData = {
@@ -110,19 +150,25 @@ export function startPgBossWorker(
     return again(job, next.delayMs, next.error, next.then === 'putBack' ? putBacks + 1 : putBacks);
   }
 
-  const fetchErrors = engineErrorLog(core.log, 'the pg-boss worker');
-
   async function loop(): Promise<void> {
     while (!stopping) {
+      if (await paused()) {
+        await idle();
+        continue;
+      }
+      const hold = await rateWindow?.take(idle, () => stopping);
+      if (rateWindow !== undefined && hold === undefined) return;
       let jobs: PgBossJob[] = [];
       try {
         jobs = await boss.fetch(name, { batchSize: 1, includeMetadata: true });
-        fetchErrors.connected();
+        engineErrors.connected();
       } catch (error) {
         // Every loop asks four times a second: with the database away, one line per reason a minute.
-        fetchErrors.error(error);
+        engineErrors.error(error);
       }
       const job = jobs[0];
+      if (job === undefined) hold?.unused();
+      else hold?.started();
       if (job === undefined) {
         await idle();
         continue;
@@ -141,6 +187,9 @@ export function startPgBossWorker(
 
   const loops = Array.from({ length: core.concurrency }, () => loop());
   return {
+    pausedNow(now) {
+      known = { at: Date.now(), paused: now };
+    },
     async close() {
       stopping = true;
       for (const wake of [...sleeping]) wake();

@@ -6,6 +6,7 @@ import { deadLetterOf } from './dead-letter-data';
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, findDeadJobs, readStatus } from './pg-boss-reads';
 import { readOnlyDb } from './read-only-db';
+import { isPaused, PAUSED_SUFFIX } from './pause-flag';
 
 const WHERE = 'inbox';
 
@@ -38,7 +39,9 @@ export function readOnlyPgBossInbox(options: {
         );
       await checkReadSchema(b, schema, WHERE);
       if ((await b.getQueue(name)) === null) {
-        const names = (await b.getQueues()).map((q) => q.name).filter((n) => !n.endsWith('.dead'));
+        const names = (await b.getQueues())
+          .map((q) => q.name)
+          .filter((n) => !n.endsWith('.dead') && !n.endsWith(PAUSED_SUFFIX));
         const hint = didYouMean(name, names);
         throw new Error(
           `[service-webhooks] no queue named "${name}"${hint === undefined ? `; check --name` : ` (did you mean ${hint}?)`}`,
@@ -55,12 +58,17 @@ export function readOnlyPgBossInbox(options: {
     enqueue: refuse('enqueue'),
     startWorker: refuse('startWorker'),
     replay: refuse('replay'),
+    pause: refuse('pause'),
+    resume: refuse('resume'),
     async deadLetters(query) {
       const checked = checkDeadLettersQuery(query);
       const jobs = await findDeadJobs(await boss(), schema, dead, checked);
       return jobs.map((j) => deadLetterOf(j.data));
     },
-    status: async () => readStatus(await boss(), schema, name, dead),
+    status: async () => {
+      const b = await boss();
+      return { paused: await isPaused(b, name), ...(await readStatus(b, schema, name, dead)) };
+    },
     close: () => db.close(),
   };
 }

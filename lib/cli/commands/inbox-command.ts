@@ -57,7 +57,7 @@ const queueOptions = (command: Command) =>
 
 export function inboxCommand(ctx: CliContext): Command {
   const inbox = new Command('inbox').description(
-    'look into a durable inbox: its depth, its dead letters, and replay them',
+    'look into a durable inbox: its depth, its dead letters, and replay them; pause and resume it',
   );
   inbox.addCommand(
     queueOptions(
@@ -69,7 +69,7 @@ export function inboxCommand(ctx: CliContext): Command {
         const status = await i.status();
         if (flags.json) return ctx.out.json({ engine: i.engine, ...status });
         ctx.out.line(
-          `${i.engine}: ${status.waiting} waiting, ${status.delayed} delayed, ${status.active} running, ${status.dead} dead letters, oldest waiting ${seconds(status.oldestAgeMs)}, oldest delayed ${seconds(status.oldestDelayedAgeMs)}`,
+          `${i.engine}${status.paused ? ' (paused: no worker starts a try; inbox resume to go on)' : ''}: ${status.waiting} waiting, ${status.delayed} delayed, ${status.active} running, ${status.dead} dead letters, oldest waiting ${seconds(status.oldestAgeMs)}, oldest delayed ${seconds(status.oldestDelayedAgeMs)}`,
         );
       }),
     ),
@@ -123,5 +123,18 @@ export function inboxCommand(ctx: CliContext): Command {
         },
       ),
   );
+  for (const [verb, what] of [
+    ['pause', 'stop every worker of the queue from starting tries; receivers go on queueing events'],
+    ['resume', 'let the workers of a paused queue start tries again'],
+  ] as const)
+    inbox.addCommand(
+      queueOptions(new Command(verb).description(what)).action((flags: QueueFlags) =>
+        withInbox(ctx, flags, 'write', async (i) => {
+          await i[verb]();
+          if (flags.json) return ctx.out.json({ paused: verb === 'pause' });
+          ctx.out.line(verb === 'pause' ? `paused ${i.name}` : `resumed ${i.name}`);
+        }),
+      ),
+    );
   return inbox;
 }

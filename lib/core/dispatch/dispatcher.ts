@@ -15,6 +15,7 @@ import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ord
 import type { TracingHooks } from '../tracing';
 import { runHandlers } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
+import { InboxFull } from '../../inbox/inbox-full';
 import { deadlineQueue } from './deadline-queue';
 import { runAnswer } from './run-answer';
 
@@ -117,7 +118,16 @@ export function createDispatcher(
     );
     running.set(key, { eventId: event.id, done: settled });
     const outcome = await settled.finally(() => running.delete(key));
-    return outcome.ok ? results.acknowledged(event, 'queued', null) : results.inboxUnavailable();
+    if (outcome.ok) return results.acknowledged(event, 'queued', null);
+    const full = outcome.errors.find((e): e is InboxFull => e instanceof InboxFull);
+    if (full === undefined) return results.inboxUnavailable();
+    warn(
+      'warn',
+      'shed-queue-depth',
+      { depth: full.depth, maxDepth: full.maxDepth },
+      `shed a delivery: the inbox holds ${full.depth} events, more than its maxDepth ${full.maxDepth}; answered 503 + Retry-After, the Service retries it`,
+    );
+    return results.inboxFull();
   }
 
   // Kept small: an async function's frame is saved at every await, so the cold paths live apart.

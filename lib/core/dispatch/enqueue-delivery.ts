@@ -4,6 +4,7 @@ import { queuedDelivery } from '../../inbox/queued-delivery';
 import type { ResolvedLogger } from '../../logger';
 import type { Outcome } from './run-handlers';
 import { withTimeout } from '../with-timeout';
+import { InboxFull } from '../../inbox/inbox-full';
 
 /**
  * Puts a claimed event in the inbox, bounded by `storeTimeoutMs`, as an outcome the idempotency
@@ -30,6 +31,8 @@ export async function enqueueDelivery(
     );
     return { ok: true };
   } catch (error) {
+    // A full queue is a bound kept, not a fault: the dispatcher says so, once a minute.
+    if (error instanceof InboxFull) return { ok: false, errors: [error], retryLater: undefined };
     log.error(
       { eventId: event.id, type: event.type, err: error },
       'could not queue the event in the inbox; answering 503 so the Service retries it',

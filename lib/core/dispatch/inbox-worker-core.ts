@@ -3,6 +3,7 @@ import type { EventRouter } from '../../events/event-router';
 import type { RetryLater } from '../../events/retry-later';
 import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../../inbox/inbox';
 import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import { checkWorkerRate, type WorkerRate } from '../../inbox/worker-rate';
 import { resolveLogger, type ResolvedLogger } from '../../logger';
 import { OptionsError } from '../../options-error';
 import { boundedStore } from './bounded-store';
@@ -27,6 +28,7 @@ const WORKER_OPTION_KEYS = [
   'maxFutureSkewMs',
   'logger',
   'onJob',
+  'rate',
 ];
 
 /**
@@ -43,6 +45,8 @@ export type JobDisposition =
 export interface InboxWorkerCore {
   concurrency: number;
   attempts: number;
+  /** How many tries may start per window, if bounded. */
+  rate: WorkerRate | undefined;
   log: ResolvedLogger;
   /** The delay in ms before the try after `attempt` (1-based) failed; RetryLater's own wins. */
   delayAfter(attempt: number, retryLater: RetryLater | undefined): number;
@@ -182,6 +186,7 @@ export function inboxWorkerCore(
   return {
     concurrency: whole(options.concurrency, 'concurrency', where, 1),
     attempts,
+    rate: checkWorkerRate(options.rate, where),
     log,
     delayAfter,
     async run(delivery, attempt) {
