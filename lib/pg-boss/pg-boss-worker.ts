@@ -7,12 +7,16 @@ import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { engineErrorLog } from '../core/engine-error-log';
+import { checkTransactions, inTransaction } from './in-transaction';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
 
 /** This try of `job`: pg-boss settles it only while the job is still this claim's. */
 const attemptOf = (job: PgBossJob) => ({ id: job.id, retryCount: job.retryCount });
+
+/** Whether a fenced settle took effect: false once the try's claim has lapsed. */
+const affected = (response: object) => ((response as { affected?: number }).affected ?? 0) > 0;
 
 /** How many of the job's claims were busy tries, put back (see `again`). */
 function putBacksOf(data: unknown): number {
@@ -39,10 +43,10 @@ interface Queues {
 /**
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
- * without counting as an attempt; the last failed one (or one no
- * retry can help) is copied to the dead-letter queue, with its attempts and error, and left cancelled
- * in the queue (its id refuses a redelivery); a replay moves the dead letter back (pg-boss's redrive)
- * as a new job with its own id.
+ * without counting as an attempt; the last failed one (or one no retry can help) is copied to the
+ * dead-letter queue, with its attempts and error, and left cancelled in the queue (its id refuses a
+ * redelivery). Each settle is fenced to its try, its steps in one transaction. A replay moves the
+ * dead letter back (pg-boss's redrive) as a new job with its own id.
  */
 export function startPgBossWorker(
   boss: PgBoss,
@@ -51,6 +55,7 @@ export function startPgBossWorker(
   options: InboxWorkerOptions | undefined,
 ): { close(): Promise<void> } {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
+  checkTransactions(boss, 'inbox.startWorker');
   const { name, dead } = queues;
   let stopping = false;
   const sleeping = new Set<() => void>();
@@ -83,16 +88,24 @@ export function startPgBossWorker(
 
   /**
    * The job runs again after `delayMs`: failed (fenced to this try, so a claim that lapsed changes
-   * nothing), then its start moved to the delay the worker chose (pg-boss's own is 1 s). A busy try
-   * (`putBacks` one more than the job held) must not count as an attempt, but pg-boss counts every
-   * claim, so the job carries how many of its claims were put back, and the attempt is the claims
-   * less those.
+   * nothing) and its start moved to the delay the worker chose (pg-boss's own is 1 s), in one
+   * transaction, so no other worker can fetch the job between the two. A busy try (`putBacks` one
+   * more than the job held) must not count as an attempt, but pg-boss counts every claim, so the job
+   * carries how many of its claims were put back, and the attempt is the claims less those.
    */
   async function again(job: PgBossJob, delayMs: number, error: string, putBacks: number) {
-    const failed = (await boss.fail(name, attemptOf(job), { error })) as { affected?: number };
-    if ((failed.affected ?? 0) === 0) return;
-    const data = putBacks === putBacksOf(job.data) ? undefined : { ...(job.data as object), putBacks };
-    await boss.update(name, data, { id: job.id, startAfter: Math.max(1, delayMs) / 1000 });
+    await inTransaction(boss, async (db) => {
+      if (!affected(await boss.fail(name, attemptOf(job), { error }, { db }))) return false;
+      const data = putBacks === putBacksOf(job.data) ? undefined : { ...(job.data as object), putBacks };
+      const moved = await boss.update(name, data, {
+        id: job.id,
+        startAfter: Math.max(1, delayMs) / 1000,
+        db,
+      });
+      // Failed just now in this transaction, the job is waiting: anything else is a fault to retry.
+      if (moved.updated !== 1) throw new Error(`pg-boss updated ${moved.updated} jobs, not the one failed`);
+      return true;
+    });
   }
 
   async function settle(job: PgBossJob): Promise<void> {
