@@ -115,4 +115,56 @@ describeWithPostgres('the pg-boss worker settles a try in one fenced transaction
     ]);
     expect(records.filter((r) => r.outcome === 'retry').every((r) => r.attempt === 1)).toBe(true);
   }, 60_000);
+
+  it('a last try whose claim lapsed writes no dead letter for the job another worker now runs', async () => {
+    const name = `dead-fence-${process.pid}`;
+    const delivery = queued('evt-dead-fence');
+    const id = jobIdFor(delivery.key);
+    // The try's first write to pg-boss (whichever it is) waits until another worker has the job.
+    const reached = gate('the try settling the job', 20_000);
+    const release = gate('another try has the job', 20_000);
+    const returned = gate('the held call returned', 20_000);
+    let held = false;
+    const gated = intercepted(boss, (property, call) => {
+      if (property !== 'send' && property !== 'cancel') return null;
+      return async (...args: unknown[]) => {
+        // The receiver's sends are not the try's.
+        if ((property === 'send' && args[0] === name) || held) return call(...args);
+        held = true;
+        reached.open();
+        await release.opened;
+        try {
+          return await call(...args);
+        } finally {
+          returned.open();
+        }
+      };
+    });
+    const inbox = pgBossInbox({ boss: gated, name, logger: false });
+    opened.push(inbox);
+    const router = createEventRouter().onAny(() => {
+      throw new Error('the CRM is down');
+    });
+    opened.push(
+      await inbox.startWorker(router, {
+        attempts: 1,
+        timeoutMs: 100,
+        idempotency: { store: new MemoryStore({ logger: false }), leaseMs: 1000 },
+        logger: false,
+      }),
+    );
+    await inbox.enqueue(delivery);
+    await reached.opened;
+    // The held try's claim lapses (as pg-boss's expiry does) and another worker claims the job.
+    await boss.fail(name, id, { error: 'expired' });
+    const [taken] = await boss.fetch<unknown>(name, { includeMetadata: true, ignoreStartAfter: true });
+    expect(taken?.id).toBe(id);
+    release.open();
+    await returned.opened;
+    // The other worker's try succeeds (the CRM is back): the event was processed, and is not dead.
+    expect(await boss.complete(name, { id, retryCount: taken!.retryCount })).toMatchObject({ affected: 1 });
+    expect((await inbox.status()).dead).toBe(0);
+    expect(await inbox.deadLetters()).toEqual([]);
+    expect((await boss.findJobs(name, { id }))[0]?.state).toBe('completed');
+  }, 60_000);
 });

@@ -70,6 +70,12 @@ export function startPgBossWorker(
       sleeping.add(wake);
     });
 
+  /**
+   * Cancels the job (fenced to this try) and sends its dead letter, in one transaction: a try whose
+   * claim lapsed (another worker has the job) cancels nothing and so sends nothing, and a process
+   * that dies in between commits neither, leaving the job running until pg-boss takes it back. At
+   * no instant is the event neither queued, running nor dead.
+   */
   async function deadLetter(job: PgBossJob, delivery: unknown, attempts: number, lastError: string) {
     const data: DeadLetterData = {
       delivery: delivery as DeadLetterData['delivery'],
@@ -77,13 +83,15 @@ export function startPgBossWorker(
       lastError,
       failedAt: new Date().toISOString(),
     };
-    // The dead letter's id is the job's: a crash between the two steps, run again, adds nothing twice.
-    await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS });
-    // The job stays in the queue, cancelled, as long as its dead letter (it was sent with a longer
-    // deleteAfterSeconds): its id keeps a redelivery's send from adding it again (BullMQ's failed job
-    // does the same). Never deleted in between, so no receiver can slip a send through. Fenced to
-    // this try: a job another worker took back after it expired is left to that worker.
-    await boss.cancel(name, attemptOf(job));
+    await inTransaction(boss, async (db) => {
+      // The job stays in the queue, cancelled, as long as its dead letter (it was sent with a longer
+      // deleteAfterSeconds): its id keeps a redelivery's send from adding it again (BullMQ's failed
+      // job does the same).
+      if (!affected(await boss.cancel(name, attemptOf(job), { db }))) return false;
+      // The dead letter's id is the job's: one already there (left by an older version) is kept.
+      await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS, db });
+      return true;
+    });
   }
 
   /**
