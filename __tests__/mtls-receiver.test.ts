@@ -428,6 +428,32 @@ describeWithOpenssl(
         byCa,
         () => envoyXfcc(hostile({ dns: ['a.tenant.test;URI=spiffe://service.test'] }), ALL_DETAILS),
       ],
+      // Envoy writes no URI= or DNS= pair under the recommended config: such names cannot reach the header.
+      ...(
+        [
+          ['a query', 'https://webhooks.service.example/client?env=prod'],
+          ['matrix parameters', 'https://webhooks.service.example/client;v=1'],
+        ] as const
+      ).flatMap(([what, uri]): (typeof rows)[number][] => [
+        [
+          `a URI SAN holding ${what}, under the recommended config (no URI= pair)`,
+          200,
+          byCa,
+          () => envoyXfcc(hostile({ uri: [uri] }), NEEDED_DETAILS),
+        ],
+        [
+          `a URI SAN holding ${what}, written as a URI= pair`,
+          403,
+          byCa,
+          () => envoyXfcc(hostile({ uri: [uri] }), ALL_DETAILS),
+        ],
+      ]),
+      [
+        'a DNS SAN holding ";", under the recommended config (no DNS= pair)',
+        200,
+        byCa,
+        () => envoyXfcc(hostile({ dns: ['a.tenant.test;URI=spiffe://service.test'] }), NEEDED_DETAILS),
+      ],
       [
         "a By (the proxy's own URI SAN) holding an unquoted quote",
         403,

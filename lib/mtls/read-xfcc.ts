@@ -90,7 +90,8 @@ export function parseXfcc(value: string): Map<string, string>[] {
  * the certificate it verified. Envoy writes one under `SANITIZE_SET`, and under `APPEND_FORWARD` too
  * as long as the client sent none, which the Service never does; a second element is a client's, or
  * a SAN's: Envoy writes URI and DNS unquoted, so a SAN holding `,` reads as an element of its own.
- * The certificate's own URI and DNS names are checked for `, ; = "` too, so none can add a pair.
+ * When the element holds URI (or DNS) pairs, the certificate's own URI (or DNS) names are checked for
+ * `, ; = "` too, so none can add a pair; a type Envoy did not write cannot reach the header.
  */
 export function readXfcc(header: (name: string) => string | undefined): PresentedCertificate {
   const value = boundedHeader(header(NAME), NAME);
@@ -126,8 +127,12 @@ export function readXfcc(header: (name: string) => string | undefined): Presente
     if (hash.toLowerCase() !== nodeCrypto().createHash('sha256').update(leaf.raw).digest('hex')) {
       return unreadable(NAME, 'its Hash is not the SHA-256 of its Cert');
     }
+    // Only a SAN Envoy wrote can reach the header, and it writes one only behind its type's key: with
+    // no URI= (or DNS=) pair in the element (cert and chain only, as docs/mtls.md advises), that type's
+    // SANs may hold anything.
+    const written = (type: string) => element.has(type.toLowerCase());
     const san = certificateFacts(leaf, false).names.find(
-      (name) => /^(DNS|URI):/.test(name) && SEPARATOR.test(name.slice(4)),
+      (name) => /^(DNS|URI):/.test(name) && written(name.slice(0, 3)) && SEPARATOR.test(name.slice(4)),
     );
     if (san !== undefined) {
       const type = san.slice(0, 3);

@@ -18,7 +18,11 @@ import { checkMaxDepth, depthGate } from '../inbox/depth-gate';
 
 /** Options of {@link pgBossInbox}: a started pg-boss of yours or a connection string, and the queue's name. */
 export interface PgBossInboxOptions {
-  /** A started `PgBoss` you made (it stays yours: `close()` leaves it running). Give this or `connectionString`. */
+  /**
+   * A started `PgBoss` you made (it stays yours: `close()` leaves it running). Give this or
+   * `connectionString`. A worker needs it on pg-boss's own pool or a `db` adapter with
+   * `beginTransaction()`. No default.
+   */
   boss?: PgBoss;
   /** A PostgreSQL connection string: the inbox makes, starts and stops its own `PgBoss`. Give this or `boss`. */
   connectionString?: string;

@@ -9,12 +9,16 @@ import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { engineErrorLog } from '../core/engine-error-log';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
 import { startWindow } from '../inbox/start-window';
+import { checkTransactions, inTransaction } from './in-transaction';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
 
 /** This try of `job`: pg-boss settles it only while the job is still this claim's. */
 const attemptOf = (job: PgBossJob) => ({ id: job.id, retryCount: job.retryCount });
+
+/** Whether a fenced settle took effect: false once the try's claim has lapsed. */
+const affected = (response: object) => ((response as { affected?: number }).affected ?? 0) > 0;
 
 /** How many of the job's claims were busy tries, put back (see `again`). */
 function putBacksOf(data: unknown): number {
@@ -48,10 +52,10 @@ export interface PgBossWorker {
 /**
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
- * without counting as an attempt; the last failed one (or one no
- * retry can help) is copied to the dead-letter queue, with its attempts and error, and left cancelled
- * in the queue (its id refuses a redelivery); a replay moves the dead letter back (pg-boss's redrive)
- * as a new job with its own id.
+ * without counting as an attempt; the last failed one (or one no retry can help) is copied to the
+ * dead-letter queue, with its attempts and error, and left cancelled in the queue (its id refuses a
+ * redelivery). Each settle is fenced to its try, its steps in one transaction. A replay moves the
+ * dead letter back (pg-boss's redrive) as a new job with its own id.
  */
 export function startPgBossWorker(
   boss: PgBoss,
@@ -60,6 +64,7 @@ export function startPgBossWorker(
   options: InboxWorkerOptions | undefined,
 ): PgBossWorker {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
+  checkTransactions(boss, 'inbox.startWorker');
   const { name, dead } = queues;
   let stopping = false;
   const sleeping = new Set<() => void>();
@@ -105,6 +110,12 @@ export function startPgBossWorker(
     return reading;
   }
 
+  /**
+   * Cancels the job (fenced to this try) and sends its dead letter, in one transaction: a try whose
+   * claim lapsed (another worker has the job) cancels nothing and so sends nothing, and a process
+   * that dies in between commits neither, leaving the job running until pg-boss takes it back. At
+   * no instant is the event neither queued, running nor dead.
+   */
   async function deadLetter(job: PgBossJob, delivery: unknown, attempts: number, lastError: string) {
     const data: DeadLetterData = {
       delivery: delivery as DeadLetterData['delivery'],
@@ -112,27 +123,37 @@ export function startPgBossWorker(
       lastError,
       failedAt: new Date().toISOString(),
     };
-    // The dead letter's id is the job's: a crash between the two steps, run again, adds nothing twice.
-    await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS });
-    // The job stays in the queue, cancelled, as long as its dead letter (it was sent with a longer
-    // deleteAfterSeconds): its id keeps a redelivery's send from adding it again (BullMQ's failed job
-    // does the same). Never deleted in between, so no receiver can slip a send through. Fenced to
-    // this try: a job another worker took back after it expired is left to that worker.
-    await boss.cancel(name, attemptOf(job));
+    await inTransaction(boss, async (db) => {
+      // The job stays in the queue, cancelled, as long as its dead letter (it was sent with a longer
+      // deleteAfterSeconds): its id keeps a redelivery's send from adding it again (BullMQ's failed
+      // job does the same).
+      if (!affected(await boss.cancel(name, attemptOf(job), { db }))) return false;
+      // The dead letter's id is the job's: one already there (left by an older version) is kept.
+      await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS, db });
+      return true;
+    });
   }
 
   /**
    * The job runs again after `delayMs`: failed (fenced to this try, so a claim that lapsed changes
-   * nothing), then its start moved to the delay the worker chose (pg-boss's own is 1 s). A busy try
-   * (`putBacks` one more than the job held) must not count as an attempt, but pg-boss counts every
-   * claim, so the job carries how many of its claims were put back, and the attempt is the claims
-   * less those.
+   * nothing) and its start moved to the delay the worker chose (pg-boss's own is 1 s), in one
+   * transaction, so no other worker can fetch the job between the two. A busy try (`putBacks` one
+   * more than the job held) must not count as an attempt, but pg-boss counts every claim, so the job
+   * carries how many of its claims were put back, and the attempt is the claims less those.
    */
   async function again(job: PgBossJob, delayMs: number, error: string, putBacks: number) {
-    const failed = (await boss.fail(name, attemptOf(job), { error })) as { affected?: number };
-    if ((failed.affected ?? 0) === 0) return;
-    const data = putBacks === putBacksOf(job.data) ? undefined : { ...(job.data as object), putBacks };
-    await boss.update(name, data, { id: job.id, startAfter: Math.max(1, delayMs) / 1000 });
+    await inTransaction(boss, async (db) => {
+      if (!affected(await boss.fail(name, attemptOf(job), { error }, { db }))) return false;
+      const data = putBacks === putBacksOf(job.data) ? undefined : { ...(job.data as object), putBacks };
+      const moved = await boss.update(name, data, {
+        id: job.id,
+        startAfter: Math.max(1, delayMs) / 1000,
+        db,
+      });
+      // Failed just now in this transaction, the job is waiting: anything else is a fault to retry.
+      if (moved.updated !== 1) throw new Error(`pg-boss updated ${moved.updated} jobs, not the one failed`);
+      return true;
+    });
   }
 
   async function settle(job: PgBossJob): Promise<void> {
