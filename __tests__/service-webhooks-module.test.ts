@@ -8,6 +8,7 @@ import { deliverEvent } from 'service-webhooks/testing';
 import { binaryMode, delivery, issued, TOKEN } from './support/contract-rows';
 import { overHttp, PATH } from './support/doors';
 import { startNestApp, type NestPlatform } from './support/nest-doors';
+import { allBlocks, runBlocks } from './support/readme-blocks';
 
 const PLATFORMS: readonly NestPlatform[] = ['express', 'fastify'];
 
@@ -107,6 +108,28 @@ describe.each(PLATFORMS)('ServiceWebhooksModule on Nest %s', (platform) => {
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.text)).toMatchObject({ status: 'processed' });
     expect(seen.sort()).toEqual(['family ag.access_pass.issued', 'issued evt_binary']);
+  });
+
+  it("runs docs/frameworks.md's module as written: the decorated provider records the event", async () => {
+    const block = allBlocks().find((b) => b.file === 'src/webhooks.module.ts');
+    if (block === undefined) throw new Error('docs/frameworks.md has no block src/webhooks.module.ts');
+    const { AppModule, PassService } = runBlocks([block]).get(block.file) as {
+      AppModule: new () => object;
+      PassService: new () => { issued: string[] };
+    };
+    const started = await startNestApp(platform, { imports: [AppModule] });
+    app = started.app;
+    await deliverEvent(
+      started.app.getHttpServer(),
+      'ag.access_pass.issued',
+      {},
+      {
+        token: 'tok_local',
+        path: PATH,
+        id: 'evt_docs',
+      },
+    ).expect(200);
+    expect(started.app.get(PassService).issued).toEqual(['evt_docs']);
   });
 
   it('leaves every other path to Nest', async () => {
