@@ -4,10 +4,14 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Test } from '@nestjs/testing';
 import type { ServiceEvent } from 'service-webhooks/nestjs';
 import { OnServiceEvent, ServiceWebhooks, ServiceWebhooksModule } from 'service-webhooks/nestjs';
+import { bullmqInbox } from 'service-webhooks/bullmq';
 import { deliverEvent } from 'service-webhooks/testing';
+import { Redis } from 'ioredis';
 import { binaryMode, delivery, issued, TOKEN } from './support/contract-rows';
 import { overHttp, PATH } from './support/doors';
 import { startNestApp, type NestPlatform } from './support/nest-doors';
+import { pollUntil } from './support/poll-until';
+import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
 import { allBlocks, runBlocks } from './support/readme-blocks';
 
 const PLATFORMS: readonly NestPlatform[] = ['express', 'fastify'];
@@ -298,4 +302,55 @@ describe('ServiceWebhooksModule refuses, at bootstrap', () => {
     });
     await moduleRef.close();
   });
+});
+
+describeWithRedis('ServiceWebhooksModule with a BullMQ inbox', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer({ persistent: true });
+  }, 60_000);
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  /** Connections Redis holds open now, the test's own included. */
+  async function connections(probe: Redis): Promise<number> {
+    const list = (await probe.call('CLIENT', 'LIST')) as string;
+    return list.trim().split('\n').length;
+  }
+
+  it.each(PLATFORMS)(
+    'on %s: queues the event, runs the decorated method in the worker started with the app, and closes every connection on app.close()',
+    async (platform) => {
+      const probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+      probe.on('error', () => undefined);
+      try {
+        const before = await connections(probe);
+        const ran: string[] = [];
+        @Injectable()
+        class Queued {
+          @OnServiceEvent('ag.access_pass.issued')
+          onIssued(event: ServiceEvent<'ag.access_pass.issued'>) {
+            ran.push(event.id);
+          }
+        }
+        const inbox = bullmqInbox({ connection: redis.url, name: `nest-${platform}`, logger: false });
+        const { app, url } = await startNestApp(platform, {
+          imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false, inbox })],
+          providers: [Queued],
+        });
+        const answer = await overHttp(url + PATH, delivery(issued({}, `evt_queued_${platform}`)));
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.text)).toMatchObject({ status: 'queued' });
+        await pollUntil('the worker ran the decorated method', () => ran.length > 0, { timeoutMs: 15_000 });
+        expect(ran).toEqual([`evt_queued_${platform}`]);
+        await app.close();
+        // app.close() resolved after onApplicationShutdown: the worker's and the queue's connections are gone.
+        expect(await connections(probe)).toBe(before);
+      } finally {
+        probe.disconnect();
+      }
+    },
+    60_000,
+  );
 });
