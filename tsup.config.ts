@@ -42,6 +42,7 @@ export default defineConfig({
     'bullmq/index': 'lib/bullmq/index.ts',
     'pg-boss/index': 'lib/pg-boss/index.ts',
     'fastify/index': 'lib/fastify/index.ts',
+    'nestjs/index': 'lib/nestjs/index.ts',
     'cli/index': 'lib/cli/index.ts',
     'cli/bin': 'lib/cli/bin.ts',
     // Not a public subpath: lib/lazy-mtls.ts requires it the first time mTLS is configured.

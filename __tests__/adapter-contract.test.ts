@@ -2,6 +2,7 @@ import { createEventRouter, MemoryStore, type IdempotencyStore, type ReceiverOpt
 import { binaryMode, countingRouter, delivery, issued, ROWS, TOKEN } from './support/contract-rows';
 import { DOORS, fetchDoor, type OpenDoor } from './support/doors';
 import { gate } from './support/gate';
+import { NEST_DOORS } from './support/nest-doors';
 
 const failingStore = (claim: IdempotencyStore['claim']): IdempotencyStore => ({
   claim,
@@ -10,7 +11,7 @@ const failingStore = (claim: IdempotencyStore['claim']): IdempotencyStore => ({
   get: async () => null,
 });
 
-describe.each(DOORS)('the receiver contract through $name', (door) => {
+describe.each([...DOORS, ...NEST_DOORS])('the receiver contract through $name', (door) => {
   let open: OpenDoor | undefined;
   afterEach(async () => {
     await open?.close();

@@ -40,11 +40,12 @@ const ENTRIES = Object.keys(
 const SUBPATHS = ENTRIES.map((entry) => entry.replace(/\/$/, ''));
 
 /** Entries whose optional peer ships its own types: an app using one installs that peer, nothing else. */
-const PEER_TYPED: Record<string, string> = {
+const PEER_TYPED: Record<string, string | string[]> = {
   metrics: 'prom-client@15',
   bullmq: 'bullmq@6',
   'pg-boss': 'pg-boss@12',
   fastify: 'fastify@5',
+  nestjs: ['@nestjs/common@12', '@nestjs/core@12', 'reflect-metadata@0.2', 'rxjs@7'],
 };
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
@@ -523,7 +524,7 @@ export { fetchHandler };
   it('type-checks the entries of engines that ship their own types with only those engines, without supertest or skipLibCheck, in every resolution mode', () => {
     const dir = app('peer-typed-ts-app', { type: 'module' }, [
       '@types/node@22',
-      ...Object.values(PEER_TYPED),
+      ...Object.values(PEER_TYPED).flat(),
     ]);
     expect(() => run('node', ['-p', "require.resolve('supertest/package.json')"], dir)).toThrow();
     writeEntriesApp(dir, SUBPATHS);

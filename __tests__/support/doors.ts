@@ -53,7 +53,8 @@ async function listen(listener: http.RequestListener): Promise<{ url: string; cl
   };
 }
 
-async function overHttp(url: string, request: RawRequest): Promise<RawAnswer> {
+/** Sends `request` to `url` with fetch and reads the whole answer. */
+export async function overHttp(url: string, request: RawRequest): Promise<RawAnswer> {
   const res = await fetch(url, {
     method: request.method ?? 'POST',
     headers: request.headers,

@@ -116,8 +116,12 @@ export function typeErrors(blocks: readonly Block[]): Map<string, string[]> {
       strict: true,
       noUncheckedIndexedAccess: true,
       exactOptionalPropertyTypes: true,
-      module: ts.ModuleKind.Node16,
+      // node20: a CommonJS app may require Nest 12's ES modules, as Node ≥ 22.12 does.
+      module: ts.ModuleKind.Node20,
       moduleResolution: ts.ModuleResolutionKind.Node16,
+      // Nest's decorators (docs/frameworks.md) are the legacy ones, with metadata.
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
       target: ts.ScriptTarget.ES2022,
       esModuleInterop: true,
       skipLibCheck: true,
@@ -154,6 +158,8 @@ export function runBlocks(
         module: ts.ModuleKind.CommonJS,
         target: ts.ScriptTarget.ES2022,
         esModuleInterop: true,
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
       },
     });
     const module = { exports: {} as Record<string, unknown> };

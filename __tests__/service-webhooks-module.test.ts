@@ -1,0 +1,356 @@
+import http from 'node:http';
+import { Inject, Injectable, Module, Scope, type INestApplication } from '@nestjs/common';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import type { ServiceEvent } from 'service-webhooks/nestjs';
+import { OnServiceEvent, ServiceWebhooks, ServiceWebhooksModule } from 'service-webhooks/nestjs';
+import { bullmqInbox } from 'service-webhooks/bullmq';
+import { deliverEvent } from 'service-webhooks/testing';
+import { Redis } from 'ioredis';
+import { binaryMode, delivery, issued, TOKEN } from './support/contract-rows';
+import { overHttp, PATH } from './support/doors';
+import { startNestApp, type NestPlatform } from './support/nest-doors';
+import { pollUntil } from './support/poll-until';
+import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
+import { allBlocks, runBlocks } from './support/readme-blocks';
+
+const PLATFORMS: readonly NestPlatform[] = ['express', 'fastify'];
+
+/** What the handlers saw, shared with the test through Nest's injector. */
+const SEEN = Symbol('seen');
+
+@Injectable()
+class PassHandlers {
+  constructor(@Inject(SEEN) readonly seen: string[]) {}
+
+  @OnServiceEvent('ag.access_pass.issued')
+  onIssued(event: ServiceEvent<'ag.access_pass.issued'>) {
+    this.seen.push(`issued ${event.id}`);
+  }
+
+  @OnServiceEvent('ag.access_pass.*')
+  @OnServiceEvent('ag.card_template.created')
+  onFamily(event: ServiceEvent<'ag.access_pass.*' | 'ag.card_template.created'>) {
+    this.seen.push(`family ${event.type}`);
+  }
+}
+
+function appModule(seen: string[], options: Record<string, unknown> = {}) {
+  return {
+    imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false, ...options })],
+    providers: [PassHandlers, { provide: SEEN, useValue: seen }],
+  };
+}
+
+/** A request whose head and first bytes are sent, and whose body never ends until `end()`. */
+function unfinishedRequest(url: string, headers: Record<string, string>) {
+  const request = http.request(url, {
+    method: 'POST',
+    headers: { ...headers, 'content-length': '1000' },
+  });
+  request.on('error', () => undefined);
+  const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const bound = setTimeout(
+      () => reject(new Error('no answer within 5 s while the body was unfinished')),
+      5000,
+    );
+    request.on('response', (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => {
+        clearTimeout(bound);
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+  });
+  request.write('{"challenge"');
+  return { answered, end: () => request.destroy() };
+}
+
+describe.each(PLATFORMS)('ServiceWebhooksModule on Nest %s', (platform) => {
+  let app: INestApplication | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('runs the @OnServiceEvent methods of a provider with it as `this`, once per decorator that matches', async () => {
+    const seen: string[] = [];
+    const started = await startNestApp(platform, appModule(seen));
+    app = started.app;
+    const answer = await overHttp(started.url + PATH, delivery(issued({}, 'evt_nest')));
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toMatchObject({ status: 'processed' });
+    expect(seen.sort()).toEqual(['family ag.access_pass.issued', 'issued evt_nest']);
+  });
+
+  it('authenticates before reading the body: a JSON body Nest would parse is refused 401 while unfinished', async () => {
+    const seen: string[] = [];
+    const started = await startNestApp(platform, appModule(seen));
+    app = started.app;
+    const { answered, end } = unfinishedRequest(started.url + PATH, {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+    });
+    try {
+      const answer = await answered;
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.body)).toMatchObject({ type: 'urn:service-webhooks:problem:missing-token' });
+    } finally {
+      end();
+    }
+    expect(seen).toEqual([]);
+  });
+
+  it("applies the receiver's limit, not Nest's body parser's (100 kB), to a binary-mode JSON event", async () => {
+    const seen: string[] = [];
+    const started = await startNestApp(platform, appModule(seen, { limit: '1mb' }));
+    app = started.app;
+    const data = JSON.parse(binaryMode.body) as Record<string, unknown>;
+    const big = JSON.stringify({ ...data, title: 'x'.repeat(200_000) });
+    const answer = await overHttp(started.url + PATH, { headers: binaryMode.headers, body: big });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toMatchObject({ status: 'processed' });
+    expect(seen.sort()).toEqual(['family ag.access_pass.issued', 'issued evt_binary']);
+  });
+
+  it("runs docs/frameworks.md's module as written: the decorated provider records the event", async () => {
+    const block = allBlocks().find((b) => b.file === 'src/webhooks.module.ts');
+    if (block === undefined) throw new Error('docs/frameworks.md has no block src/webhooks.module.ts');
+    const { AppModule, PassService } = runBlocks([block]).get(block.file) as {
+      AppModule: new () => object;
+      PassService: new () => { issued: string[] };
+    };
+    const started = await startNestApp(platform, { imports: [AppModule] });
+    app = started.app;
+    await deliverEvent(
+      started.app.getHttpServer(),
+      'ag.access_pass.issued',
+      {},
+      {
+        token: 'tok_local',
+        path: PATH,
+        id: 'evt_docs',
+      },
+    ).expect(200);
+    expect(started.app.get(PassService).issued).toEqual(['evt_docs']);
+  });
+
+  it('leaves every other path to Nest', async () => {
+    const started = await startNestApp(platform, appModule([]));
+    app = started.app;
+    const answer = await overHttp(`${started.url}/elsewhere`, delivery(issued()));
+    expect(answer.status).toBe(404);
+    expect(answer.text).not.toMatch(/service-webhooks/);
+  });
+
+  it('takes its options from forRootAsync, with the token from an injected provider', async () => {
+    const seen: string[] = [];
+    @Injectable()
+    class Config {
+      get(key: string) {
+        return key === 'WEBHOOK_TOKEN' ? 'tok_from_config' : undefined;
+      }
+    }
+    @Module({ providers: [Config], exports: [Config] })
+    class ConfigModule {}
+    const started = await startNestApp(platform, {
+      imports: [
+        ServiceWebhooksModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: [Config],
+          useFactory: async (config: Config) => ({
+            bearerTokens: [config.get('WEBHOOK_TOKEN')!],
+            logger: false,
+          }),
+        }),
+      ],
+      providers: [PassHandlers, { provide: SEEN, useValue: seen }],
+    });
+    app = started.app;
+    const event = issued({}, 'evt_async');
+    const refused = await overHttp(started.url + PATH, delivery(event));
+    expect(refused.status).toBe(401);
+    const answer = await overHttp(
+      started.url + PATH,
+      delivery(event, { authorization: 'Bearer tok_from_config' }),
+    );
+    expect(answer.status).toBe(200);
+    expect(seen).toContain('issued evt_async');
+  });
+
+  it('is tested as Nest apps are: Test.createTestingModule, then the kit against app.getHttpServer()', async () => {
+    const seen: string[] = [];
+    const moduleRef = await Test.createTestingModule(appModule(seen)).compile();
+    const testApp =
+      platform === 'express'
+        ? moduleRef.createNestApplication({ logger: false })
+        : moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
+    app = testApp;
+    await testApp.init();
+    if (platform === 'fastify')
+      await (testApp as NestFastifyApplication).getHttpAdapter().getInstance().ready();
+    await deliverEvent(
+      testApp.getHttpServer(),
+      'ag.access_pass.issued',
+      {},
+      { token: TOKEN, path: PATH, id: 'evt_kit' },
+    ).expect(200);
+    await deliverEvent(testApp.getHttpServer(), 'ag.access_pass.issued', {}, { path: PATH }).expect(401);
+    expect(seen).toContain('issued evt_kit');
+  });
+
+  it('waits on app.close() for a delivery in flight, which is answered 200', async () => {
+    let release: (() => void) | undefined;
+    const ran: string[] = [];
+    @Injectable()
+    class Slow {
+      @OnServiceEvent('ag.access_pass.issued')
+      async onIssued(event: ServiceEvent<'ag.access_pass.issued'>) {
+        await new Promise<void>((resolve) => (release = resolve));
+        ran.push(event.id);
+      }
+    }
+    const started = await startNestApp(platform, {
+      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false })],
+      providers: [Slow],
+    });
+    const answer = overHttp(started.url + PATH, delivery(issued({}, 'evt_closing')));
+    // The handler is running once release is set; bounded so a lost request fails here.
+    for (let i = 0; i < 200 && release === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(release).toBeDefined();
+    const closed = started.app.close();
+    release?.();
+    await closed;
+    expect((await answer).status).toBe(200);
+    expect(ran).toEqual(['evt_closing']);
+  });
+});
+
+describe('ServiceWebhooksModule refuses, at bootstrap', () => {
+  it.each([
+    [{ bearerTokens: [TOKEN], pth: '/hooks' }, /unknown option "pth"; did you mean "path"\?/],
+    [{ bearerTokens: [TOKEN], path: 'hooks' }, /path must be a string starting with "\/"/],
+    [{ bearerTokens: [TOKEN], worker: 3 }, /worker must be the worker options object, or false/],
+    [{ bearerTokens: [TOKEN], shutdownTimeoutMs: 0 }, /shutdownTimeoutMs must be a positive number/],
+    [{ bearerTokens: [TOKEN], limit: 'lots' }, /limit/],
+    [{}, /bearerTokens/],
+  ])('options %j', (options, message) => {
+    expect(() => ServiceWebhooksModule.forRoot(options as never)).toThrow(message);
+    expect(() => ServiceWebhooksModule.forRoot(options as never)).toThrow(/^\[service-webhooks\]/);
+  });
+
+  it('forRootAsync options it does not know, and a missing factory', () => {
+    expect(() =>
+      ServiceWebhooksModule.forRootAsync({ useFactory: () => ({}), injects: [] } as never),
+    ).toThrow(/unknown option "injects"; did you mean "inject"\?/);
+    expect(() => ServiceWebhooksModule.forRootAsync({} as never)).toThrow(/useFactory must be a function/);
+  });
+
+  it('a misspelt event type on a decorated method, naming the method, with the catalogue hint', async () => {
+    @Injectable()
+    class Misspelt {
+      // @ts-expect-error the type is misspelt: it fails to compile, and at bootstrap
+      @OnServiceEvent('ag.access_pass.isued')
+      onIssued() {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false })],
+      providers: [Misspelt],
+    }).compile();
+    await expect(moduleRef.init()).rejects.toThrow(
+      /^\[service-webhooks\] ServiceWebhooksModule: @OnServiceEvent on Misspelt\.onIssued: on: "ag\.access_pass\.isued" is not an event type.*Did you mean "ag\.access_pass\.issued"\?/,
+    );
+    await moduleRef.close();
+  });
+
+  it('a decorated method on a request-scoped provider, which no delivery could run', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class PerRequest {
+      @OnServiceEvent('ag.access_pass.issued')
+      onIssued() {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false })],
+      providers: [PerRequest],
+    }).compile();
+    await expect(moduleRef.init()).rejects.toThrow(
+      /@OnServiceEvent on PerRequest\.onIssued, a request-scoped or transient provider; .* make it a singleton/,
+    );
+    await moduleRef.close();
+  });
+
+  it('a decorator on a static method, when the class is defined', () => {
+    expect(() => {
+      class Static {
+        @OnServiceEvent('ag.access_pass.issued')
+        static onIssued() {}
+      }
+      return Static;
+    }).toThrow(/not an instance method/);
+  });
+
+  it('can be injected to drain deliveries', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false })],
+    }).compile();
+    await moduleRef.init();
+    await expect(moduleRef.get(ServiceWebhooks).drain({ timeoutMs: 100 })).resolves.toEqual({
+      drained: true,
+      requests: 0,
+      running: [],
+    });
+    await moduleRef.close();
+  });
+});
+
+describeWithRedis('ServiceWebhooksModule with a BullMQ inbox', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer({ persistent: true });
+  }, 60_000);
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  /** Connections Redis holds open now, the test's own included. */
+  async function connections(probe: Redis): Promise<number> {
+    const list = (await probe.call('CLIENT', 'LIST')) as string;
+    return list.trim().split('\n').length;
+  }
+
+  it.each(PLATFORMS)(
+    'on %s: queues the event, runs the decorated method in the worker started with the app, and closes every connection on app.close()',
+    async (platform) => {
+      const probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+      probe.on('error', () => undefined);
+      try {
+        const before = await connections(probe);
+        const ran: string[] = [];
+        @Injectable()
+        class Queued {
+          @OnServiceEvent('ag.access_pass.issued')
+          onIssued(event: ServiceEvent<'ag.access_pass.issued'>) {
+            ran.push(event.id);
+          }
+        }
+        const inbox = bullmqInbox({ connection: redis.url, name: `nest-${platform}`, logger: false });
+        const { app, url } = await startNestApp(platform, {
+          imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false, inbox })],
+          providers: [Queued],
+        });
+        const answer = await overHttp(url + PATH, delivery(issued({}, `evt_queued_${platform}`)));
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.text)).toMatchObject({ status: 'queued' });
+        await pollUntil('the worker ran the decorated method', () => ran.length > 0, { timeoutMs: 15_000 });
+        expect(ran).toEqual([`evt_queued_${platform}`]);
+        await app.close();
+        // app.close() resolved after onApplicationShutdown: the worker's and the queue's connections are gone.
+        expect(await connections(probe)).toBe(before);
+      } finally {
+        probe.disconnect();
+      }
+    },
+    60_000,
+  );
+});
