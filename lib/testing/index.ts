@@ -20,6 +20,7 @@ export {
   type ScenarioExpectation,
 } from '../events/scenario';
 export { parseScenario } from '../events/parse-scenario';
+export { recordDeliveries, type RecordDeliveriesOptions } from './record-deliveries';
 export { createRedactor, PERSONAL_FIELDS, type RedactOptions } from '../events/redact-event';
 export type { DeliveryCallback, DeliveryResponse, DeliveryTest, Target } from './delivery-test';
 export { DELIVERY_HEADERS } from '../events/delivery-headers';
