@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
@@ -107,6 +107,15 @@ describe('playScenario', () => {
     ['an unknown timing', { timing: 'slow' }, /timing must be 'fast' or 'original' \(got "slow"\)/],
   ])('refuses %s', async (_, options, message) => {
     await expect(playScenario(orderedApp().app, trap, options as object)).rejects.toThrow(message);
+  });
+
+  it('plays the example of docs/scenarios.md, an ordering trap, with every expectation met', async () => {
+    const guide = readFileSync(join(__dirname, '..', 'docs', 'scenarios.md'), 'utf8');
+    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(guide)?.[1] ?? 'null') as Scenario;
+    const { app, states } = orderedApp();
+    const played = await playScenario(app, example, { token, path: '/webhooks' });
+    expect(played.map((p) => p.bodyStatus)).toEqual(['processed', 'processed', 'duplicate', 'stale']);
+    expect(states).toEqual(['created', 'suspended']);
   });
 
   it('names the file when it is not JSON', async () => {
