@@ -9,7 +9,10 @@ export interface ScenarioExpectation {
   /** The HTTP status the receiver answers. */
   status?: number;
   /** The answer's JSON body: only its `status` (`processed`, `duplicate`, `stale`, …) is compared. */
-  body?: { status: string };
+  body?: {
+    /** The acknowledgement's `status`: `processed`, `duplicate`, `stale`, `unhandled` or `queued`. */
+    status: string;
+  };
 }
 
 /** One delivery of a scenario: an event, sent once and then `repeat` more times. */
