@@ -65,7 +65,9 @@ export function deliveryRecorder(
     });
     if (!added) {
       full = true;
-      ctx.out.error(ctx.out.red(`The scenario holds its limit of deliveries; ${file} records no more.`));
+      ctx.out.error(
+        ctx.out.red(escapeControl(`The scenario holds its limit of deliveries; ${file} records no more.`)),
+      );
     }
   };
 }
