@@ -9,6 +9,7 @@ import { ApiProblem } from './api-problem';
 import type { Emulator } from './emulator';
 import { emulatorState, eventView, withoutKey } from './emulator-state';
 import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
+import { eventsScenario } from './events-scenario';
 import { fieldProblem } from './field-problem';
 import { sseStream } from './sse-stream';
 
@@ -128,6 +129,12 @@ export function controlApi(emulator: Emulator): EmulatorRouter {
     }
     created(res, emulator.deliver(event));
   });
+
+  api.get('/_emulator/scenario', (_req, res) =>
+    sendJson(res, 200, eventsScenario(emulator), {
+      'Content-Disposition': 'attachment; filename="scenario.json"',
+    }),
+  );
 
   api.get('/_emulator/events/:id', (req, res) => {
     const event = emulator.events.find((e) => e.id === req.params.id);
