@@ -5,6 +5,7 @@ import path from 'node:path';
 import { builtPackage, type BuiltPackage } from './support/built-package';
 import { runCli, type CliRun } from './support/cli-process';
 import { listen } from './support/listen';
+import { buildEvent } from 'service-webhooks/testing';
 import { ESCAPED, HOSTILE, RAW_CONTROL, expectEscaped } from './support/terminal-injection';
 
 /*
@@ -109,6 +110,15 @@ async function hostileService() {
       }, 50);
       return;
     }
+    if (route === 'POST /_emulator/deliveries')
+      return json(res, 201, { event: { id: 'evt_s', type: 'ag.access_pass.issued' }, webhookIds: ['wh'] });
+    if (route === 'GET /_emulator/events/evt_s')
+      return json(res, 200, {
+        deliveries: [{ state: 'acknowledged' }],
+        attempts: [
+          { ...attempt, webhookId: 'wh', status: 200, responseBody: JSON.stringify({ status: HOSTILE }) },
+        ],
+      });
     if (route.startsWith('DELETE /_emulator/webhooks/')) return json(res, 200, {});
     if (route === 'GET /v1/console/webhooks')
       return json(res, 200, [{ id: HOSTILE, name: HOSTILE, url: HOSTILE, verified: false }]);
@@ -177,6 +187,34 @@ describe('the CLI prints what the Service sends escaped', () => {
     const [view] = JSON.parse(result.stdout) as { event: { id: string } }[];
     expect(view?.event.id).toBe(HOSTILE);
   });
+
+  it('trigger --scenario: each answer, and a mismatch quoting it, escaped', async () => {
+    const url = await hostileService();
+    const file = path.join(config, 'scenario.json');
+    const event = buildEvent('ag.access_pass.issued', {}, { id: 'evt_s' });
+    const write = (expect?: object) =>
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          scenarioVersion: 1,
+          deliveries: [{ event, layout: 'A', ...(expect ? { expect } : {}) }],
+        }),
+      );
+    write();
+    const played = await run('trigger', '--scenario', file, '--emulator', url);
+    expect(played.code).toBe(0);
+    // The delivery's answer, then "Played 1 deliveries".
+    expectEscaped(played.stdout, 2);
+    expect(played.stdout).toContain(`delivery 0, ag.access_pass.issued [evt_s] → 200 ${ESCAPED}`);
+    write({ body: { status: 'processed' } });
+    const failed = await run('trigger', '--scenario', file, '--emulator', url);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).not.toMatch(RAW_CONTROL);
+    expect(failed.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(failed.stderr).toMatch(
+      /^error: delivery 0, ag\.access_pass\.issued \[evt_s\]: expected body\.status "processed", got 200 /,
+    );
+  }, 30_000);
 
   it("listen: the handshake's failure, the webhook, each event and the receiver's answer, escaped", async () => {
     const url = await hostileService();

@@ -5,27 +5,15 @@ import express from 'express';
 import { createEventRouter, webhookReceiver } from 'service-webhooks';
 import { signPayload } from 'service-webhooks/console';
 import { builtPackage, type BuiltPackage } from './support/built-package';
-import { runCli, type CliRun } from './support/cli-process';
+import { cliRunners } from './support/cli-process';
 import { listen } from './support/listen';
 import { freePort } from './support/server-binary';
 
 let built: BuiltPackage;
 let env: NodeJS.ProcessEnv;
-const running: CliRun[] = [];
 const closers: (() => Promise<void>)[] = [];
 
-/** Runs the bin to its end; resolves with its exit code and output. */
-async function run(...args: string[]) {
-  const cli = runCli(built.bin, args, env);
-  const code = await cli.exited;
-  return { code, stdout: cli.stdout, stderr: cli.stderr, lines: cli.lines };
-}
-
-function start(...args: string[]): CliRun {
-  const cli = runCli(built.bin, args, env);
-  running.push(cli);
-  return cli;
-}
+const { run, start, running } = cliRunners(() => ({ bin: built.bin, env }));
 
 /** A customer's app with the public receiver, holding `token` from the start. */
 async function customerApp(token: string) {

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { createEmulator, type Emulator } from '../lib/emulator';
+import { buildEvent } from '../lib/testing';
 
 /** A raw request, so the Host header can be anything a rebinding page would send. */
 function raw(
@@ -65,6 +66,27 @@ describe('the emulator control API (/_emulator) behind the web console and the C
       'Unknown event type "ag.hid_org.create"; did you mean "ag.hid_org.created"?',
     );
     expect((await post('/_emulator/events/nope/resend', {})).status).toBe(404);
+  });
+
+  it('delivers an envelope as is (POST /_emulator/deliveries), and refuses a broken one naming its field', async () => {
+    const post = (body: unknown) =>
+      raw(emulator.url, '/_emulator/deliveries', {
+        method: 'POST',
+        type: 'application/json',
+        body: JSON.stringify(body),
+      });
+    const event = buildEvent('ag.hid_org.created', {}, { time: '2026-11-25T10:00:00.000Z' });
+    expect((await post({ event, layout: 'A' })).status).toBe(201);
+    expect(emulator.events).toEqual([event]);
+    const broken = await post({ event: { ...event, type: 'ag.hid_org.create' }, layout: 'A' });
+    expect(broken.status).toBe(400);
+    expect(JSON.parse(broken.body)).toMatchObject({
+      status: 400,
+      detail:
+        'event.type: unknown event type "ag.hid_org.create"; did you mean "ag.hid_org.created"? (spec section 6 lists them)',
+    });
+    expect((await post({ event, layot: 'A' })).status).toBe(400);
+    expect(emulator.events).toHaveLength(1);
   });
 
   it('never shows a webhook token in its state', async () => {

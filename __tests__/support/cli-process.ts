@@ -69,3 +69,24 @@ export function runCli(bin: string, args: string[], env: NodeJS.ProcessEnv): Cli
   };
   return { child, lines, stdout, stderr, raw, waitFor, exited, interrupt };
 }
+
+/**
+ * `run` (to its end) and `start` (kept running, in `running` for the afterEach to interrupt), both
+ * with the bin and env the test file holds at the time of the call.
+ */
+export function cliRunners(current: () => { bin: string; env: NodeJS.ProcessEnv }) {
+  const running: CliRun[] = [];
+  const start = (...args: string[]): CliRun => {
+    const { bin, env } = current();
+    const cli = runCli(bin, args, env);
+    running.push(cli);
+    return cli;
+  };
+  const run = async (...args: string[]) => {
+    const { bin, env } = current();
+    const cli = runCli(bin, args, env);
+    const code = await cli.exited;
+    return { code, stdout: cli.stdout, stderr: cli.stderr, lines: cli.lines };
+  };
+  return { run, start, running };
+}

@@ -39,6 +39,11 @@ export class EmulatorClient {
     return this.#call('POST', '/events', body);
   }
 
+  /** Delivers an event as is, checked as a scenario's delivery is. */
+  deliver(body: { event: DeliveryEnvelope; layout: 'A' | 'B' }): Promise<Triggered> {
+    return this.#call('POST', '/deliveries', body);
+  }
+
   resend(id: string): Promise<Triggered> {
     return this.#call('POST', `/events/${encodeURIComponent(id)}/resend`, {});
   }

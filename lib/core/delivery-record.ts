@@ -72,6 +72,12 @@ export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
    * (`future-time`).
    */
   onBookkeeping?: (event: BookkeepingEvent) => unknown;
+  /**
+   * Called once a delivery is authenticated and its envelope read, with the envelope as received and
+   * the record the same request reports later (the same object), so a recorder can pair them:
+   * `recordDeliveries` from `service-webhooks/testing` writes both to a scenario file.
+   */
+  onEvent?: (envelope: Readonly<Record<string, unknown>>, record: DeliveryRecord) => unknown;
 };
 
 /** What the `onBookkeeping` of a {@link DeliveryListener} is told. */

@@ -53,6 +53,9 @@ export function createReceiverCore(
   if (listener?.onBookkeeping !== undefined && typeof listener.onBookkeeping !== 'function')
     throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery.onBookkeeping must be a function, or absent');
   const onBookkeeping = listener?.onBookkeeping?.bind(listener);
+  if (listener?.onEvent !== undefined && typeof listener.onEvent !== 'function')
+    throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery.onEvent must be a function, or absent');
+  const onEvent = listener?.onEvent?.bind(listener);
   const warn: RateLimitedLog = rateLimitedLog(log);
   const certificates = resolved.certificates && certificateStep(resolved.certificates, warn);
   const readEvent = createEventReader({
@@ -139,6 +142,7 @@ export function createReceiverCore(
     record.type = event.type;
     record.source = event.source;
     record.layout = event.layout;
+    if (onEvent !== undefined) contained('onDelivery.onEvent', () => onEvent(event.raw, record));
     const result: DispatchResult = await (span === undefined
       ? dispatcher.dispatch(event, request.header)
       : span.around(() => dispatcher.dispatch(event, request.header)));

@@ -1,11 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { didYouMean } from '../did-you-mean';
+import type { DeliveryEnvelope } from '../events/build-event';
 import { EVENT_TYPES, isEventType } from '../events/catalogue';
+import { parseScenario } from '../events/parse-scenario';
+import { SCENARIO_VERSION } from '../events/scenario';
 import { ApiProblem } from './api-problem';
 import type { Emulator } from './emulator';
 import { emulatorState, eventView, withoutKey } from './emulator-state';
 import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
+import { eventsScenario } from './events-scenario';
 import { fieldProblem } from './field-problem';
 import { sseStream } from './sse-stream';
 
@@ -107,6 +111,30 @@ export function controlApi(emulator: Emulator): EmulatorRouter {
     }
     created(res, emulator.emit(type, data ?? {}, { ...(layout ? { layout } : {}), ...(id ? { id } : {}) }));
   });
+
+  // An event as recorded or built, delivered as is (a scenario's delivery, `trigger --scenario`).
+  api.post('/_emulator/deliveries', async (req, res) => {
+    const body = await jsonBody(req);
+    let event: DeliveryEnvelope;
+    try {
+      event = parseScenario({ scenarioVersion: SCENARIO_VERSION, deliveries: [body] }, 'delivery')
+        .deliveries[0]!.event;
+    } catch (error) {
+      throw new ApiProblem({
+        status: 400,
+        slug: 'invalid-delivery',
+        title: 'Bad Request',
+        detail: (error as Error).message.replace(/^\[service-webhooks\] delivery: deliveries\[0\]\.?/, ''),
+      });
+    }
+    created(res, emulator.deliver(event));
+  });
+
+  api.get('/_emulator/scenario', (_req, res) =>
+    sendJson(res, 200, eventsScenario(emulator), {
+      'Content-Disposition': 'attachment; filename="scenario.json"',
+    }),
+  );
 
   api.get('/_emulator/events/:id', (req, res) => {
     const event = emulator.events.find((e) => e.id === req.params.id);

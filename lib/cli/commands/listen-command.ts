@@ -10,6 +10,7 @@ import { EmulatorClient } from '../emulator-client';
 import { selectEvents } from '../event-selection';
 import { discoverEmulator, emulatorAnswers } from '../emulator-target';
 import { emulatorOptions, startEmulator, type EmulatorFlags } from './emulator-command';
+import { deliveryRecorder } from '../delivery-recorder';
 
 const NAME = 'service-webhooks listen';
 const RETRY_MS = 2000;
@@ -21,6 +22,8 @@ interface ListenFlags extends EmulatorFlags {
   layout?: 'A' | 'B';
   emulator?: string;
   printToken?: boolean;
+  record?: string;
+  redact?: string;
 }
 
 function checkForwardTo(url: string | undefined): string {
@@ -66,11 +69,19 @@ export function listenCommand(ctx: CliContext): Command {
     )
     .addOption(new Option('--layout <layout>', 'the layout `trigger` uses by default').choices(['A', 'B']))
     .option('--emulator <url>', 'attach to a running emulator instead of starting one')
+    .option(
+      '--record <file>',
+      'write what arrives to a scenario file (personal fields redacted), to play with `trigger --scenario`',
+    )
+    .option(
+      '--redact <fields>',
+      "with --record: more data fields to redact, a,b (beside the spec's personal ones)",
+    )
     .option('--print-token', 'print the delivery token and exit (to configure your app first)')
     .option('--json', 'print every change as a JSON line')
     .addHelpText(
       'after',
-      "\nExamples:\n  $ service-webhooks listen --forward-to http://localhost:3000/webhooks\n  $ service-webhooks listen --forward-to http://localhost:3000/webhooks --events 'ag.access_pass.*' --layout B\n  $ export SERVICE_WEBHOOK_TOKEN=$(service-webhooks listen --print-token)",
+      "\nExamples:\n  $ service-webhooks listen --forward-to http://localhost:3000/webhooks\n  $ service-webhooks listen --forward-to http://localhost:3000/webhooks --events 'ag.access_pass.*' --layout B\n  $ service-webhooks listen --forward-to http://localhost:3000/webhooks --record scenarios/today.json\n  $ export SERVICE_WEBHOOK_TOKEN=$(service-webhooks listen --print-token)",
     )
     .action(async (flags: ListenFlags & { json?: boolean }) => {
       const token = flags.token ?? stableToken(ctx.env);
@@ -79,6 +90,8 @@ export function listenCommand(ctx: CliContext): Command {
       const interrupted = ctx.interrupted();
       const url = checkForwardTo(flags.forwardTo);
       const events = selectEvents(flags.events);
+      const recorder =
+        flags.record === undefined ? undefined : deliveryRecorder(ctx, flags.record, flags.redact);
       let own: Emulator | undefined;
       const attach = await runningEmulator(ctx, flags);
       if (attach !== undefined && attach !== flags.emulator && !flags.json)
@@ -92,6 +105,7 @@ export function listenCommand(ctx: CliContext): Command {
       const abort = new AbortController();
       let webhookId = '';
       const print = (change: EmulatorChange) => {
+        recorder?.(change, webhookId);
         if (flags.json) return ctx.out.json(change);
         if (change.kind === 'sending' && change.webhookId === webhookId)
           ctx.out.line(sendingLine(ctx.out, change.type, change.eventId));

@@ -8,6 +8,18 @@ import { emulatorTarget } from '../emulator-target';
 import { eventType } from '../event-selection';
 import { checkTriggerData } from '../check-trigger-data';
 import { parseSets } from '../set-fields';
+import { parseDuration } from '../parse-duration';
+import { playThroughEmulator } from '../play-through-emulator';
+import { loadScenario } from '../../events/load-scenario';
+
+/** A broken file is a usage error (exit 2), its message naming the path inside it. */
+function loadScenarioFile(file: string) {
+  try {
+    return loadScenario(file, '--scenario');
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/^\[service-webhooks\] /, ''));
+  }
+}
 
 interface TriggerFlags {
   layout?: 'A' | 'B';
@@ -15,6 +27,9 @@ interface TriggerFlags {
   duplicate: string;
   emulator?: string;
   json?: boolean;
+  scenario?: string;
+  timing: 'fast' | 'original';
+  timeout: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -22,17 +37,35 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export function triggerCommand(ctx: CliContext): Command {
   return new Command('trigger')
     .description('emit an event through the running emulator')
-    .argument('<type>', 'an event type of the catalogue')
+    .argument('[type]', 'an event type of the catalogue (or --scenario)')
     .addOption(new Option('--layout <layout>', 'A (current) or B (earlier flat layout)').choices(['A', 'B']))
     .option('--set <path=value>', "override a field, in the test kit's names (repeatable)", collect, [])
     .option('--duplicate <n>', "deliver the same event n more times, as the Service's duplicates", '0')
     .option('--emulator <url>', 'the emulator (default: the one `listen` or `emulator` started)')
     .option('--json', 'print the event as JSON')
+    .option('--scenario <file>', 'play a scenario file (see `listen --record`) instead of one event')
+    .addOption(
+      new Option('--timing <timing>', "with --scenario: 'original' waits each delivery's delayMs")
+        .choices(['fast', 'original'])
+        .default('fast'),
+    )
+    .option('--timeout <duration>', 'with --scenario: how long one delivery may be retried', '60s')
     .addHelpText(
       'after',
-      `\nExamples:\n  $ service-webhooks trigger ag.access_pass.issued\n  $ service-webhooks trigger ag.access_pass.issued --set data.full_name=Ada --set data.metadata.team=red\n  $ service-webhooks trigger ag.card_template.published --layout B --duplicate 1\n\nEvent types:\n  ${EVENT_TYPES.join('\n  ')}`,
+      `\nExamples:\n  $ service-webhooks trigger ag.access_pass.issued\n  $ service-webhooks trigger ag.access_pass.issued --set data.full_name=Ada --set data.metadata.team=red\n  $ service-webhooks trigger ag.card_template.published --layout B --duplicate 1\n  $ service-webhooks trigger --scenario scenarios/today.json --timing original\n\nEvent types:\n  ${EVENT_TYPES.join('\n  ')}`,
     )
-    .action(async (typeText: string, flags: TriggerFlags) => {
+    .action(async (typeText: string | undefined, flags: TriggerFlags) => {
+      if (flags.scenario !== undefined) {
+        if (typeText !== undefined) throw new UsageError('give an event type or --scenario <file>, not both');
+        const timeoutMs = parseDuration('--timeout', flags.timeout, '7h');
+        const scenario = loadScenarioFile(flags.scenario);
+        return playThroughEmulator(ctx, emulatorTarget(ctx, flags.emulator), scenario, {
+          timing: flags.timing,
+          timeoutMs,
+        });
+      }
+      if (typeText === undefined)
+        throw new UsageError("missing required argument 'type' (an event type), or --scenario <file>");
       const type = eventType(typeText);
       const duplicates = Number(flags.duplicate);
       if (!Number.isSafeInteger(duplicates) || duplicates < 0 || duplicates > 100)

@@ -36,7 +36,7 @@ export const CONSOLE_HTML = `<!doctype html>
   </form>
 </section>
 <section>
-  <h2>Events</h2>
+  <h2>Events <a href="/_emulator/scenario" download="scenario.json" data-testid="export-scenario">Export as scenario</a></h2>
   <div id="events" data-testid="events"><p class="empty">No event yet.</p></div>
 </section>
 </main>
