@@ -66,8 +66,8 @@ describe.each(DOORS)('the receiver contract through $name', (door) => {
     const ran: string[] = [];
     let failures = 0;
     const router = createEventRouter()
-      .on('ag.access_pass.issued', () => void ran.push('ok'))
-      .on('ag.access_pass.issued', () => {
+      .on('ag.access_pass.issued', () => void ran.push('ok'), { name: 'ok' })
+      .on('ag.access_pass.issued', function fails() {
         ran.push('fails');
         if (++failures === 1) throw new Error('the pass store said no');
       });

@@ -53,7 +53,7 @@ describe('dispatchEvent: the delivery contract', () => {
         await release.promise;
         finished.push('slow');
       })
-      .on('ag.hid_org.created', () => void finished.push('fast'));
+      .on('ag.hid_org.created', () => void finished.push('fast'), { name: 'fast' });
     const { app } = receiverApp(router, { timeoutMs: 5000 });
     const event = buildEvent('ag.hid_org.created');
     let answered = false;
@@ -73,8 +73,8 @@ describe('dispatchEvent: the delivery contract', () => {
     const errors: unknown[] = [];
     const ran: string[] = [];
     const router = createEventRouter()
-      .on('ag.hid_org.created', () => void ran.push('ok'))
-      .on('ag.hid_org.created', async () => {
+      .on('ag.hid_org.created', () => void ran.push('ok'), { name: 'ok' })
+      .on('ag.hid_org.created', async function leaks() {
         throw new Error('token=abc123 in /srv/secret');
       })
       .onError((error, event) => void errors.push([String(error), event.type]));
