@@ -24,6 +24,11 @@ export interface HandlerContext {
   logger: ResolvedLogger;
   /** Aborted when the delivery times out: the Service will retry, so long work may stop early. */
   signal: AbortSignal;
+  /**
+   * The running handler's name: its `name` option, else its function's name, else its registration
+   * (the type or pattern, `onAny`, `onUnhandled`). Its success is recorded under this name.
+   */
+  readonly handler: string;
 }
 
 /** A handler of events `E`: what it returns or resolves is ignored; a throw or rejection refuses the event (500, or 503 with {@link RetryLater}) and the Service delivers it again. */

@@ -9,6 +9,7 @@ export type ClaimResult =
 
 /** What {@link IdempotencyStore.claimHandlers} found: the claim, and the handlers that succeeded before. */
 export interface HandlersClaim {
+  /** What `claim` would have answered. */
   result: ClaimResult;
   /**
    * The names of the event's handlers whose success an earlier delivery recorded with
