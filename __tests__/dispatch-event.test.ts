@@ -53,7 +53,7 @@ describe('dispatchEvent: the delivery contract', () => {
         await release.promise;
         finished.push('slow');
       })
-      .on('ag.hid_org.created', () => void finished.push('fast'));
+      .on('ag.hid_org.created', () => void finished.push('fast'), { name: 'fast' });
     const { app } = receiverApp(router, { timeoutMs: 5000 });
     const event = buildEvent('ag.hid_org.created');
     let answered = false;
@@ -73,8 +73,8 @@ describe('dispatchEvent: the delivery contract', () => {
     const errors: unknown[] = [];
     const ran: string[] = [];
     const router = createEventRouter()
-      .on('ag.hid_org.created', () => void ran.push('ok'))
-      .on('ag.hid_org.created', async () => {
+      .on('ag.hid_org.created', () => void ran.push('ok'), { name: 'ok' })
+      .on('ag.hid_org.created', async function leaks() {
         throw new Error('token=abc123 in /srv/secret');
       })
       .onError((error, event) => void errors.push([String(error), event.type]));
@@ -463,5 +463,27 @@ describe('dispatchEvent: idempotency', () => {
     release.resolve();
     await draining;
     expect(finished).toBe(true);
+  });
+});
+
+describe('the handler by name', () => {
+  it.each([
+    ['one handler, named by its function', false],
+    ['one of several, each named', true],
+  ])('%s: ctx.handler, the failure log line and onError name it', async (_case, several) => {
+    const seen: string[] = [];
+    const told: string[] = [];
+    let router = createEventRouter().on('ag.hid_org.created', async function syncCrm(_e, ctx) {
+      seen.push(ctx.handler);
+      throw new Error('the CRM said no');
+    });
+    if (several) router = router.onAny((_e, ctx) => void seen.push(ctx.handler), { name: 'audit' });
+    router.onError((_error, _event, ctx) => void told.push(ctx.handler));
+    const { app, logger } = receiverApp(router);
+    await sendEvent(app, buildEvent('ag.hid_org.created'), { token: TOKEN }).expect(500);
+    expect(seen.sort()).toEqual(several ? ['audit', 'syncCrm'] : ['syncCrm']);
+    expect(told).toEqual(['syncCrm']);
+    const failure = logger.records.filter((r) => r.level === 'error' && /a handler failed/.test(r.message));
+    expect(failure.map((r) => r.meta.handler)).toEqual(['syncCrm']);
   });
 });

@@ -75,8 +75,8 @@ describe('createEventRouter', () => {
   it('runs every handler for a type, and onAny for every event', async () => {
     const calls: string[] = [];
     const router = createEventRouter()
-      .on('ag.hid_org.created', () => void calls.push('first'))
-      .on('ag.hid_org.created', async () => void calls.push('second'))
+      .on('ag.hid_org.created', () => void calls.push('first'), { name: 'first' })
+      .on('ag.hid_org.created', async () => void calls.push('second'), { name: 'second' })
       .onAny((e) => void calls.push(`any:${e.type}`));
     const res = await deliverEvent(appFor(router), 'ag.hid_org.created', {}, { token: TOKEN }).expect(200);
     expect(res.body.status).toBe('processed');
@@ -173,5 +173,133 @@ describe("on(..., { ordering: 'newest-wins' })", () => {
     const register = () => createEventRouter().on('ag.access_pass.updated', handler, options as never);
     expect(register).toThrow(OptionsError);
     expect(register).toThrow(message);
+  });
+});
+
+describe('handler names', () => {
+  function syncCrm() {
+    return undefined;
+  }
+  const audit = () => undefined;
+
+  it('names each handler by its name option, else its function name, else its registration', () => {
+    const anonymous = [() => undefined, () => undefined, () => undefined];
+    const router = createEventRouter()
+      .on('ag.access_pass.issued', syncCrm)
+      .on('ag.access_pass.issued', () => undefined, { name: 'welcome-email' })
+      .on('ag.access_pass.*', audit)
+      .on(['ag.hid_org.created', 'ag.hid_org.activated'], anonymous[0] as () => undefined)
+      .onUnhandled(anonymous[1] as () => undefined)
+      .onAny(anonymous[2] as () => undefined, { name: 'everything' });
+    const issued = router.match('ag.access_pass.issued');
+    expect(issued.handlers.map((h) => issued.names.get(h))).toEqual([
+      'syncCrm',
+      'welcome-email',
+      'audit',
+      'everything',
+    ]);
+    const created = router.match('ag.hid_org.created');
+    expect(created.names.get(anonymous[0] as never)).toBe("ag.hid_org.created', 'ag.hid_org.activated");
+    const unknown = router.match('ag.landing_page.created');
+    expect(unknown.handlers.map((h) => unknown.names.get(h))).toEqual(['onUnhandled', 'everything']);
+  });
+
+  it('lets one function serve types that never meet under one name', () => {
+    const router = createEventRouter().on('ag.hid_org.created', audit).on('ag.access_pass.*', audit);
+    expect(router.match('ag.hid_org.created').names.get(audit)).toBe('audit');
+    expect(router.match('ag.access_pass.issued').names.get(audit)).toBe('audit');
+  });
+
+  it.each([
+    [
+      'two anonymous handlers of one registration',
+      (r: EventRouter) =>
+        r.on('ag.access_pass.issued', () => undefined).on('ag.access_pass.issued', () => undefined),
+      /on\('ag\.access_pass\.issued', \.\.\.\): this anonymous handler is named "ag\.access_pass\.issued" after its registration, and another handler already has that name\. Give each its own name, e\.g\. \{ name: 'crm' \}/,
+    ],
+    [
+      'two anonymous onAny handlers',
+      (r: EventRouter) => r.onAny(() => undefined).onAny(() => undefined),
+      /onAny\(\.\.\.\): this anonymous handler is named "onAny"/,
+    ],
+    [
+      'two anonymous onUnhandled handlers',
+      (r: EventRouter) => r.onUnhandled(() => undefined).onUnhandled(() => undefined),
+      /onUnhandled\(\.\.\.\): this anonymous handler is named "onUnhandled"/,
+    ],
+    [
+      'two functions under one name option',
+      (r: EventRouter) =>
+        r
+          .on('ag.access_pass.issued', syncCrm, { name: 'crm' })
+          .on('ag.hid_org.created', audit, { name: 'crm' }),
+      /on\('ag\.hid_org\.created', \.\.\.\): two different handlers are named "crm"\. Give each its own \{ name: '\.\.\.' \}/,
+    ],
+    [
+      'a name option that is another function’s own name',
+      (r: EventRouter) => r.on('ag.access_pass.issued', syncCrm).onAny(audit, { name: 'syncCrm' }),
+      /onAny\(\.\.\.\): two different handlers are named "syncCrm"/,
+    ],
+    [
+      'one function twice for one type',
+      (r: EventRouter) => r.on('ag.access_pass.*', audit).on('ag.access_pass.issued', audit),
+      /the handler "audit" is already registered for some of these events, and would run twice for one event under one name\. Register it once with a list of types/,
+    ],
+    [
+      'one function in on and in onAny',
+      (r: EventRouter) => r.on('ag.access_pass.issued', audit).onAny(audit),
+      /onAny\(\.\.\.\): the handler "audit" is already registered/,
+    ],
+    [
+      'one function in onAny and then in on',
+      (r: EventRouter) => r.onAny(audit).on('ag.access_pass.issued', audit),
+      /on\('ag\.access_pass\.issued', \.\.\.\): the handler "audit" is already registered/,
+    ],
+    [
+      'one function under two names for one type',
+      (r: EventRouter) =>
+        r.on('ag.access_pass.issued', audit, { name: 'a' }).on('ag.access_pass.issued', audit, { name: 'b' }),
+      /the handler "b" is already registered for some of these events/,
+    ],
+    [
+      'an empty name',
+      (r: EventRouter) => r.on('ag.access_pass.issued', audit, { name: '' }),
+      /name must be a string of 1 to 128 characters without control characters \(got a string of 0 characters\)/,
+    ],
+    [
+      'a name too long',
+      (r: EventRouter) => r.on('ag.access_pass.issued', audit, { name: 'x'.repeat(129) }),
+      /got a string of 129 characters/,
+    ],
+    [
+      'a name with a newline',
+      (r: EventRouter) => r.on('ag.access_pass.issued', audit, { name: 'crm\nx' }),
+      /without control characters/,
+    ],
+    [
+      'a name that is not a string',
+      (r: EventRouter) => r.onAny(audit, { name: 7 as never }),
+      /onAny: name must be a string .* \(got number\)/,
+    ],
+    [
+      'a misspelt onUnhandled option',
+      (r: EventRouter) => r.onUnhandled(audit, { nmae: 'x' } as never),
+      /onUnhandled: unknown option "nmae"; did you mean "name"\?/,
+    ],
+    [
+      'onAny options that are not an object',
+      (r: EventRouter) => r.onAny(audit, 'audit' as never),
+      /onAny: options must be an object, e\.g\. \{ name: 'audit' \}/,
+    ],
+  ])('refuses %s at registration, saying what to do', (_name, register, message) => {
+    const router = createEventRouter();
+    expect(() => register(router)).toThrow(OptionsError);
+    expect(() => register(createEventRouter())).toThrow(message);
+  });
+
+  it('keeps a refused registration out of the router', () => {
+    const router = createEventRouter().on('ag.access_pass.issued', syncCrm, { name: 'crm' });
+    expect(() => router.on('ag.access_pass.issued', audit, { name: 'crm' })).toThrow(OptionsError);
+    expect(router.match('ag.access_pass.issued').handlers).toEqual([syncCrm]);
   });
 });

@@ -214,7 +214,7 @@ describe("on(type, handler, { ordering: 'newest-wins' })", () => {
       .on('ag.access_pass.updated', (e: AnyWebhookEvent) => void ordered.push(e.id), {
         ordering: 'newest-wins',
       })
-      .on('ag.access_pass.updated', (e: AnyWebhookEvent) => void every.push(e.id));
+      .on('ag.access_pass.updated', (e: AnyWebhookEvent) => void every.push(e.id), { name: 'every' });
     const { send, records } = receiver(router);
     const pass = newPass();
     const events = [passEvent(pass, 9), passEvent(pass, 3), passEvent(pass, 6), passEvent(pass, 12)];
@@ -637,7 +637,7 @@ describe('the ordering property on MemoryStore, three receivers sharing it in on
         router: createEventRouter()
           .on('ag.access_pass.*', handler('pass', instance), { ordering: 'newest-wins' })
           .on('ag.card_template.updated', handler('template', instance), { ordering: 'newest-wins' })
-          .on('ag.card_template.updated', handler('every', instance)),
+          .on('ag.card_template.updated', handler('every', instance), { name: 'every' }),
       }),
     );
     const send: Send = async (instance, body, headers) => {

@@ -166,6 +166,45 @@ for (const kind of KINDS) {
     });
 
     describe.each(DOORS)('through $name', (door) => {
+      it('runs each handler once per event: a retry runs only the handlers without a recorded success, on two instances', async () => {
+        const runs: string[] = [];
+        let emailTries = 0;
+        const router = createEventRouter()
+          .on('ag.access_pass.issued', (_e, ctx) => void runs.push(`crm:${ctx.handler}`), { name: 'crm' })
+          .on(
+            'ag.access_pass.issued',
+            async (_e, ctx) => {
+              runs.push(`email:${ctx.handler}`);
+              if (++emailTries <= 2) throw new Error('the mail server said no');
+            },
+            { name: 'welcome-email' },
+          )
+          .on('ag.access_pass.*', function audit(_e, ctx) {
+            runs.push(`audit:${ctx.handler}`);
+          });
+        const instances = [await start(door, { router }), await start(door, { router })];
+        const event = issued({}, `evt_each_${newPass()}`);
+        const answers: [number, string | undefined][] = [];
+        for (let i = 0; i < 4; i++) {
+          const answer = await (instances[i % 2] as OpenDoor).send(delivery(event));
+          answers.push([answer.status, answer.status === 200 ? JSON.parse(answer.text).status : undefined]);
+        }
+        // 200 only once every handler has succeeded, now or before; then a duplicate.
+        expect(answers).toEqual([
+          [500, undefined],
+          [500, undefined],
+          [200, 'processed'],
+          [200, 'duplicate'],
+        ]);
+        expect(runs.sort()).toEqual([
+          'audit:audit',
+          'crm:crm',
+          'email:welcome-email',
+          'email:welcome-email',
+          'email:welcome-email',
+        ]);
+      }, 30_000);
+
       it('fences a run that outlived its lease: its success does not mark done the event another run failed', async () => {
         let run = 0;
         const first = gate('the first run may succeed');

@@ -200,6 +200,38 @@ describeWithRedis('RedisStore on a real redis-server', () => {
       expect(await flaky.claim(`f-${Date.now()}`, 't', HOUR)).toBe('claimed');
     });
 
+    it("loads the handler scripts at the first event of several handlers; each call one round trip on the event's key", async () => {
+      await store.claim('h', 't', HOUR);
+      sent.length = 0;
+      await store.markHandlerDone('h', 't', 'crm', HOUR);
+      await store.release('h', 't');
+      expect(await store.claimHandlers('h', 't2', HOUR)).toEqual({ result: 'claimed', succeeded: ['crm'] });
+      expect(sent.map((c) => c.slice(0, 2).join(' '))).toEqual([
+        'SCRIPT LOAD',
+        'SCRIPT LOAD',
+        expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
+        expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
+        expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
+      ]);
+      expect(sent.slice(2).map((c) => c.slice(2, 4))).toEqual(Array(3).fill(['1', 'test:h']));
+    });
+
+    it.each([
+      ['a done key', 'd', 'done', 'done'],
+      ['a held key', 'p:old-token', 'busy', 'processing'],
+    ])(
+      'reads %s written by the version before handlers were recorded as it did',
+      async (_name, value, claim, state) => {
+        await client.sendCommand(['SET', 'test:old', value, 'PX', String(HOUR)]);
+        expect(await store.claimHandlers('old', 'new', HOUR)).toEqual({ result: claim, succeeded: [] });
+        expect(await store.claim('old', 'new', HOUR)).toBe(claim);
+        expect(await store.markHandlerDone('old', 'new', 'crm', HOUR)).toBe(false);
+        expect(await store.get('old')).toBe(state);
+        expect(await client.sendCommand(['GET', 'test:old'])).toBe(value);
+        await client.sendCommand(['DEL', 'test:old']);
+      },
+    );
+
     it('refuses a value it did not write instead of guessing', async () => {
       await client.sendCommand(['SET', 'test:foreign', 'hello']);
       await expect(store.get('foreign')).rejects.toThrow(/unexpected answer/);

@@ -72,7 +72,7 @@ export {
   type MatchedHandlers,
   type OnOptions,
 } from './events/event-router';
-export type { ClaimResult, IdempotencyStore, KeyState } from './idempotency/idempotency-store';
+export type { ClaimResult, HandlersClaim, IdempotencyStore, KeyState } from './idempotency/idempotency-store';
 export type {
   EntityLeaseResult,
   EntityOrderingStore,

@@ -7,8 +7,9 @@ import {
   type EventType,
   type TypesMatching,
 } from './catalogue';
+import { OptionsError } from '../options-error';
 import { closestEventName } from './closest-event-name';
-import { checkOnOptions, type OnOptions } from './on-options';
+import { checkNameOption, checkOnOptions, type OnOptions } from './on-options';
 import type { AnyWebhookEvent, WebhookEvent } from './webhook-event';
 
 /** What a handler gets beside the event. */
@@ -23,6 +24,11 @@ export interface HandlerContext {
   logger: ResolvedLogger;
   /** Aborted when the delivery times out: the Service will retry, so long work may stop early. */
   signal: AbortSignal;
+  /**
+   * The running handler's name: its `name` option, else its function's name, else its registration
+   * (the type or pattern, `onAny`, `onUnhandled`). Its success is recorded under this name.
+   */
+  readonly handler: string;
 }
 
 /** A handler of events `E`: what it returns or resolves is ignored; a throw or rejection refuses the event (500, or 503 with {@link RetryLater}) and the Service delivers it again. */
@@ -42,11 +48,16 @@ export interface MatchedHandlers {
   ordered: readonly EventHandler<AnyWebhookEvent>[];
   /** `handlers` without `ordered`: they run for every event, stale or not. */
   unordered: readonly EventHandler<AnyWebhookEvent>[];
+  /** Each of `handlers` by its name (a handler is in one event's list once, under one name). */
+  names: ReadonlyMap<EventHandler<AnyWebhookEvent>, string>;
 }
 
 interface Registration {
   handler: EventHandler<AnyWebhookEvent>;
   ordered: boolean;
+  name: string;
+  /** True when the name was made from the registration, the handler having none of its own. */
+  anonymous: boolean;
 }
 
 function typesOf(target: string): readonly EventType[] {
@@ -66,14 +77,21 @@ function checkHandler(handler: unknown, method: string): void {
   }
 }
 
+/** What the registration is called in a message: the method and, for `on`, its target. */
+function describe(method: string, target: string | undefined): string {
+  return target === undefined ? `${method}(...)` : `${method}('${target}', ...)`;
+}
+
 /**
  * Maps event types to handlers. Every handler matching an event runs (concurrently); the delivery is
  * acknowledged only if all of them succeed.
  */
 export class EventRouter {
   readonly #byType = new Map<string, Registration[]>();
-  readonly #any: EventHandler<AnyWebhookEvent>[] = [];
-  readonly #unhandled: EventHandler<AnyWebhookEvent>[] = [];
+  readonly #any: Registration[] = [];
+  readonly #unhandled: Registration[] = [];
+  /** Every name to its one function: a name keys a handler's recorded success, so it must stay its own. */
+  readonly #names = new Map<string, EventHandler<AnyWebhookEvent>>();
   readonly #errorHandlers: ErrorHandler[] = [];
   /** Per-type handler lists, built on first use after each registration, never per request. */
   #cache = new Map<string, MatchedHandlers>();
@@ -89,33 +107,103 @@ export class EventRouter {
     options?: OnOptions,
   ): this {
     checkHandler(handler, 'on');
-    const ordered = checkOnOptions(options);
+    const { ordered, name } = checkOnOptions(options);
     const targets: readonly string[] = Array.isArray(target) ? target : [target as string];
     if (targets.length === 0) throw new TypeError('[service-webhooks] on: give at least one event type');
     const types = new Set(targets.flatMap(typesOf));
+    const written = targets.join("', '");
+    const registration = this.#register(handler as EventHandler<AnyWebhookEvent>, name, written, ordered);
+    const where = describe('on', written);
+    this.#refuseTwiceFor(registration, this.#any, where);
+    for (const type of types) this.#refuseTwiceFor(registration, this.#byType.get(type) ?? [], where);
     for (const type of types) {
       const list = this.#byType.get(type) ?? [];
-      list.push({ handler: handler as EventHandler<AnyWebhookEvent>, ordered });
+      list.push(registration);
       this.#byType.set(type, list);
     }
-    this.#cache = new Map();
+    this.#keep(registration);
     return this;
   }
 
-  /** Runs for every event, including types the catalogue does not know yet. */
-  onAny(handler: EventHandler<AnyWebhookEvent>): this {
+  /**
+   * Runs for every event, including types the catalogue does not know yet. `name` as for
+   * {@link OnOptions.name}; an anonymous one is named `onAny`.
+   */
+  onAny(handler: EventHandler<AnyWebhookEvent>, options?: { name?: string }): this {
     checkHandler(handler, 'onAny');
-    this.#any.push(handler);
-    this.#cache = new Map();
+    const registration = this.#register(
+      handler,
+      checkNameOption(options, 'onAny'),
+      undefined,
+      false,
+      'onAny',
+    );
+    const everyOther = [...this.#any, ...this.#unhandled, ...[...this.#byType.values()].flat()];
+    this.#refuseTwiceFor(registration, everyOther, describe('onAny', undefined));
+    this.#any.push(registration);
+    this.#keep(registration);
     return this;
   }
 
-  /** Runs for an event no `on(...)` registration covers. The event is still acknowledged if it succeeds. */
-  onUnhandled(handler: EventHandler<AnyWebhookEvent>): this {
+  /**
+   * Runs for an event no `on(...)` registration covers. The event is still acknowledged if it
+   * succeeds. `name` as for {@link OnOptions.name}; an anonymous one is named `onUnhandled`.
+   */
+  onUnhandled(handler: EventHandler<AnyWebhookEvent>, options?: { name?: string }): this {
     checkHandler(handler, 'onUnhandled');
-    this.#unhandled.push(handler);
-    this.#cache = new Map();
+    const name = checkNameOption(options, 'onUnhandled');
+    const registration = this.#register(handler, name, undefined, false, 'onUnhandled');
+    this.#refuseTwiceFor(
+      registration,
+      [...this.#any, ...this.#unhandled],
+      describe('onUnhandled', undefined),
+    );
+    this.#unhandled.push(registration);
+    this.#keep(registration);
     return this;
+  }
+
+  /**
+   * The registration's name, from the option, the function, or the registration itself; refused when
+   * another function already has it, since a name keys the handler's recorded success.
+   */
+  #register(
+    handler: EventHandler<AnyWebhookEvent>,
+    option: string | undefined,
+    target: string | undefined,
+    ordered: boolean,
+    method = 'on',
+  ): Registration {
+    const own = option ?? (handler.name === '' ? undefined : handler.name);
+    const name = own ?? target ?? method;
+    const anonymous = own === undefined;
+    const holder = this.#names.get(name);
+    if (holder !== undefined && holder !== handler) {
+      throw new OptionsError(
+        'ERR_SW_ROUTER',
+        describe(method, target),
+        anonymous
+          ? `this anonymous handler is named "${name}" after its registration, and another handler already has that name. Give each its own name, e.g. { name: 'crm' } and { name: 'welcome-email' }: the name keys the handler's recorded success for each event, so it must be stable across deploys`
+          : `two different handlers are named "${name}". Give each its own { name: '...' }: the name keys the handler's recorded success for each event, so it must belong to one handler`,
+      );
+    }
+    return { handler, ordered, name, anonymous };
+  }
+
+  /** One handler, or one name, runs once for an event: a second registration matching the same event is refused. */
+  #refuseTwiceFor(registration: Registration, others: readonly Registration[], where: string): void {
+    const clash = others.find((r) => r.handler === registration.handler || r.name === registration.name);
+    if (clash === undefined) return;
+    throw new OptionsError(
+      'ERR_SW_ROUTER',
+      where,
+      `the handler "${registration.name}" is already registered for some of these events, and would run twice for one event under one name. Register it once with a list of types (on(['a', 'b'], handler)), or give the second one its own { name: '...' }`,
+    );
+  }
+
+  #keep(registration: Registration): void {
+    this.#names.set(registration.name, registration.handler);
+    this.#cache = new Map();
   }
 
   /** Told of every handler failure (the delivery is answered 500 and retried by the Service). */
@@ -131,12 +219,15 @@ export class EventRouter {
     if (matched === undefined) {
       const specific = this.#byType.get(type) ?? [];
       const handled = specific.length > 0;
-      const ordered = specific.filter((r) => r.ordered).map((r) => r.handler);
-      const unordered = [
-        ...(handled ? specific.filter((r) => !r.ordered).map((r) => r.handler) : this.#unhandled),
+      const orderedOnes = specific.filter((r) => r.ordered);
+      const unorderedOnes = [
+        ...(handled ? specific.filter((r) => !r.ordered) : this.#unhandled),
         ...this.#any,
       ];
-      matched = { handled, handlers: [...ordered, ...unordered], ordered, unordered };
+      const ordered = orderedOnes.map((r) => r.handler);
+      const unordered = unorderedOnes.map((r) => r.handler);
+      const names = new Map([...orderedOnes, ...unorderedOnes].map((r) => [r.handler, r.name]));
+      matched = { handled, handlers: [...ordered, ...unordered], ordered, unordered, names };
       // Only catalogue types are cached, so unknown type names cannot grow the cache.
       if (isEventType(type)) this.#cache.set(type, matched);
     }

@@ -1,6 +1,7 @@
 import { checkOptionKeys } from '../check-option-keys';
 import { didYouMean } from '../did-you-mean';
 import { OptionsError } from '../options-error';
+import { checkHandlerName } from './handler-name';
 
 /** How a handler registered with `router.on(type, handler, options)` runs. */
 export interface OnOptions {
@@ -12,23 +13,28 @@ export interface OnOptions {
    * (MemoryStore, RedisStore, PostgresStore). Defaults to no ordering: the handler sees every event.
    */
   ordering?: 'newest-wins';
+  /**
+   * The handler's name, stable across deploys: it keys the handler's recorded success for each event
+   * (so a retried event runs only the handlers that have not succeeded yet) and names the handler in
+   * logs, metrics and `ctx.handler`. 1 to 128 characters, no control characters. Defaults to the
+   * function's own name (`function syncCrm() {}`, `const syncCrm = () => {}`); an anonymous handler
+   * is named after its registration (the event type or pattern), and is refused beside another
+   * anonymous one of the same registration.
+   */
+  name?: string;
 }
 
-const KNOWN_KEYS = ['ordering'] as const;
+/** `on`'s options once checked. */
+export interface CheckedOnOptions {
+  ordered: boolean;
+  /** The `name` option, if given. */
+  name: string | undefined;
+}
+
+const KNOWN_KEYS = ['ordering', 'name'] as const;
 const ORDERINGS = ['newest-wins'] as const;
 
-/** Checks `on`'s third argument once, at registration; true when the handler is ordered. */
-export function checkOnOptions(options: unknown): boolean {
-  if (options === undefined) return false;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new OptionsError(
-      'ERR_SW_ROUTER',
-      'on',
-      "options must be an object, e.g. { ordering: 'newest-wins' }",
-    );
-  }
-  checkOptionKeys(options, KNOWN_KEYS, 'on');
-  const { ordering } = options as OnOptions;
+function checkOrdering(ordering: unknown): boolean {
   if (ordering === undefined) return false;
   if (ordering === 'newest-wins') return true;
   const hint = typeof ordering === 'string' ? didYouMean(ordering, ORDERINGS) : undefined;
@@ -37,4 +43,29 @@ export function checkOnOptions(options: unknown): boolean {
     'on',
     `ordering must be 'newest-wins' (got ${JSON.stringify(ordering) ?? String(ordering)})${hint === undefined ? '' : `; did you mean "${hint}"?`}`,
   );
+}
+
+/** Checks `on`'s third argument once, at registration. */
+export function checkOnOptions(options: unknown): CheckedOnOptions {
+  if (options === undefined) return { ordered: false, name: undefined };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new OptionsError(
+      'ERR_SW_ROUTER',
+      'on',
+      "options must be an object, e.g. { ordering: 'newest-wins' } or { name: 'crm' }",
+    );
+  }
+  checkOptionKeys(options, KNOWN_KEYS, 'on');
+  const { ordering, name } = options as OnOptions;
+  return { ordered: checkOrdering(ordering), name: checkHandlerName(name, 'on') };
+}
+
+/** Checks the `{ name }` that `onAny` and `onUnhandled` take. */
+export function checkNameOption(options: unknown, method: string): string | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new OptionsError('ERR_SW_ROUTER', method, "options must be an object, e.g. { name: 'audit' }");
+  }
+  checkOptionKeys(options, ['name'], method);
+  return checkHandlerName((options as { name?: unknown }).name, method);
 }

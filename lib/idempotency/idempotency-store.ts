@@ -7,6 +7,17 @@ export type ClaimResult =
   /** The event was processed successfully before. */
   | 'done';
 
+/** What {@link IdempotencyStore.claimHandlers} found: the claim, and the handlers that succeeded before. */
+export interface HandlersClaim {
+  /** What `claim` would have answered. */
+  result: ClaimResult;
+  /**
+   * The names of the event's handlers whose success an earlier delivery recorded with
+   * `markHandlerDone`; empty for a new event, and when `result` is not `'claimed'`.
+   */
+  succeeded: readonly string[];
+}
+
 /** What a store holds for an event's key: `'processing'` while a delivery holds its lease, `'done'` once its handlers succeeded. */
 export type KeyState = 'processing' | 'done';
 
@@ -50,6 +61,23 @@ export interface IdempotencyStore {
    * lease (`2 × timeoutMs` by default) may be started again while it runs. Defaults to none.
    */
   renewLease?(key: string, token: string, leaseMs: number): Promise<boolean>;
+  /**
+   * As `claim`, in the same one step, also telling which handlers of the event succeeded in an
+   * earlier delivery (recorded by `markHandlerDone`). The receiver calls it instead of `claim` for an
+   * event that runs more than one handler, so a retry runs only the handlers that have not succeeded.
+   * Optional, with `markHandlerDone`: a store without both runs every handler of a retried event
+   * again, as before. Defaults to none.
+   */
+  claimHandlers?(key: string, token: string, leaseMs: number): Promise<HandlersClaim>;
+  /**
+   * Records that the handler named `handler` succeeded for the event, kept at least `retentionMs`
+   * milliseconds (the event's retention). Fenced: only while `token` holds a live lease on the key;
+   * resolves `false`, changing nothing, otherwise (the lease ran out or moved, or the key is done or
+   * unknown), so a late run never records a success for the next holder. The records outlive the
+   * lease: `release`, or a lease that runs out, frees the key but keeps them, and `markDone` makes
+   * them moot. Defaults to none.
+   */
+  markHandlerDone?(key: string, token: string, handler: string, retentionMs: number): Promise<boolean>;
   /** Frees a key after a failure so the next delivery runs the handlers again; only if `token` holds it. */
   release(key: string, token: string): Promise<void>;
   /** The key's state, or null when it is unknown, expired or released. */

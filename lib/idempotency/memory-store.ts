@@ -2,7 +2,7 @@ import { resolveLogger, type Logger } from '../logger';
 import type { EntityLeaseResult, EntityOrderingStore, EntityPosition } from './entity-ordering-store';
 import { EntryQueue, GONE } from './entry-queue';
 import { EvictionReport } from './eviction-report';
-import type { ClaimResult, IdempotencyStore, KeyState } from './idempotency-store';
+import type { ClaimResult, HandlersClaim, IdempotencyStore, KeyState } from './idempotency-store';
 import { MemoryEntities } from './memory-entities';
 import { checkStoreOptions, wholePositive } from './store-options';
 
@@ -23,12 +23,28 @@ const KNOWN_KEYS = ['maxEntries', 'sweepIntervalMs', 'logger'] as const;
 
 /**
  * One key's state, kept small: three fields, `token` dropped once done (a done key is never
- * released), the expiry as milliseconds after the store's start so it stays a small integer.
+ * released), the expiry as milliseconds after the store's start so it stays a small integer. Once a
+ * handler's success is recorded, `handlers` holds the names and the entry outlives its lease:
+ * `expires` is then the retention, `leaseEnd` the lease's end, and a null token means free, not done.
  */
 interface Entry {
   readonly key: string;
   token: string | null;
   expires: number;
+  handlers?: string[];
+  leaseEnd?: number;
+}
+
+const NONE: readonly string[] = [];
+
+/** Whether `token` holds a live lease on the entry. */
+function holds(entry: Entry, token: string, now: number): boolean {
+  return entry.token === token && (entry.handlers === undefined || (entry.leaseEnd as number) > now);
+}
+
+/** Neither done nor held: an entry with recorded handlers whose lease ended or was given back. */
+function free(entry: Entry, now: number): boolean {
+  return entry.handlers !== undefined && (entry.token === null || (entry.leaseEnd as number) <= now);
 }
 
 /**
@@ -76,9 +92,48 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     key.charCodeAt(0);
     const now = this.#now();
     const entry = this.#live(key, now);
-    if (entry !== undefined) return entry.token === null ? 'done' : 'busy';
+    if (entry !== undefined) {
+      if (entry.handlers === undefined) return entry.token === null ? 'done' : 'busy';
+      return this.#takeOver(entry, token, leaseMs, now) ? 'claimed' : 'busy';
+    }
     this.#add({ key, token, expires: now + leaseMs }, now);
     return 'claimed';
+  }
+
+  async claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
+    key.charCodeAt(0);
+    const now = this.#now();
+    const entry = this.#live(key, now);
+    if (entry === undefined) {
+      this.#add({ key, token, expires: now + leaseMs }, now);
+      return { result: 'claimed', succeeded: NONE };
+    }
+    if (entry.handlers === undefined)
+      return { result: entry.token === null ? 'done' : 'busy', succeeded: NONE };
+    if (!this.#takeOver(entry, token, leaseMs, now)) return { result: 'busy', succeeded: NONE };
+    return { result: 'claimed', succeeded: [...entry.handlers] };
+  }
+
+  /** Leases an entry with recorded handlers, when it is free; its records stay. */
+  #takeOver(entry: Entry, token: string, leaseMs: number, now: number): boolean {
+    if (!free(entry, now)) return false;
+    entry.token = token;
+    entry.leaseEnd = now + leaseMs;
+    entry.expires = Math.max(entry.expires, entry.leaseEnd);
+    return true;
+  }
+
+  async markHandlerDone(key: string, token: string, handler: string, retentionMs: number): Promise<boolean> {
+    const now = this.#now();
+    const entry = this.#live(key, now);
+    if (entry === undefined || !holds(entry, token, now)) return false;
+    if (entry.handlers === undefined) {
+      // The lease's end moves to leaseEnd; the entry itself is now kept as long as the event.
+      entry.leaseEnd = entry.expires;
+      entry.handlers = [handler];
+    } else if (!entry.handlers.includes(handler)) entry.handlers.push(handler);
+    entry.expires = Math.max(entry.expires, now + retentionMs);
+    return true;
   }
 
   async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
@@ -89,9 +144,11 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
       return true;
     }
     // Another delivery took the lease over (this one outran it): its outcome decides.
-    if (entry.token !== null && entry.token !== token) return false;
+    if (entry.token !== null && entry.token !== token && !free(entry, now)) return false;
     // Done in place: the entry keeps its queue slot, so a claim and its markDone cost one slot.
     entry.token = null;
+    entry.handlers = undefined;
+    entry.leaseEnd = undefined;
     entry.expires = now + retentionMs;
     return true;
   }
@@ -99,20 +156,28 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
   async renewLease(key: string, token: string, leaseMs: number): Promise<boolean> {
     const now = this.#now();
     const entry = this.#live(key, now);
-    if (entry === undefined || entry.token !== token) return false;
+    if (entry === undefined || !holds(entry, token, now)) return false;
     // In place, as markDone: the queue reads the entry's expiry when it comes to its slot.
-    entry.expires = now + leaseMs;
+    if (entry.handlers === undefined) entry.expires = now + leaseMs;
+    else {
+      entry.leaseEnd = now + leaseMs;
+      entry.expires = Math.max(entry.expires, entry.leaseEnd);
+    }
     return true;
   }
 
   async release(key: string, token: string): Promise<void> {
     const entry = this.#entries.get(key);
-    if (entry !== undefined && entry.token === token) this.#remove(entry);
+    if (entry === undefined || entry.token !== token) return;
+    // The handlers' recorded successes stay: the next delivery runs only the others.
+    if (entry.handlers === undefined) this.#remove(entry);
+    else entry.token = null;
   }
 
   async get(key: string): Promise<KeyState | null> {
-    const entry = this.#live(key, this.#now());
-    if (entry === undefined) return null;
+    const now = this.#now();
+    const entry = this.#live(key, now);
+    if (entry === undefined || free(entry, now)) return null;
     return entry.token === null ? 'done' : 'processing';
   }
 
@@ -176,7 +241,10 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
 
   #evict(entry: Entry): void {
     this.#remove(entry);
-    this.#report.evicted(entry.key, entry.token === null ? 'done' : 'processing');
+    this.#report.evicted(
+      entry.key,
+      entry.token === null && entry.handlers === undefined ? 'done' : 'processing',
+    );
   }
 
   /** The timer's work: sweep every expired key, and report the evictions since the last warning. */

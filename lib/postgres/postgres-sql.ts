@@ -3,6 +3,10 @@ export interface PostgresSql {
   setup: string;
   /** $1 key, $2 token, $3 lease ms → one row: 0 claimed, 1 busy, 2 done; no row: busy. */
   claim: string;
+  /** As claim, with `handlers`: the names recorded for the key when claimed, else empty. */
+  claimHandlers: string;
+  /** $1 key, $2 token, $3 handler, $4 retention ms → one row when this token's live lease recorded it, else none. */
+  markHandlerDone: string;
   /** $1 key, $2 token, $3 retention ms → one row when applied, none when another token holds the key. */
   markDone: string;
   /** $1 key, $2 token. */
@@ -21,6 +25,8 @@ export interface PostgresSql {
   releaseEntity: string;
   /** $1 batch size → deletes up to that many expired entity rows. */
   cleanupEntities: string;
+  /** $1 batch size → deletes up to that many expired handler rows. */
+  cleanupHandlers: string;
 }
 
 const ms = (param: string) => `now() + ${param}::float8 * interval '1 millisecond'`;
@@ -33,6 +39,8 @@ export function postgresSetupSql(table = 'service_webhooks_idempotency'): string
   const index = `${table.slice(table.lastIndexOf('.') + 1)}_expires_at_idx`;
   const entities = entityTable(table);
   const entityIndex = `${entities.slice(entities.lastIndexOf('.') + 1)}_expires_at_idx`;
+  const handlers = handlerTable(table);
+  const handlerIndex = `${handlers.slice(handlers.lastIndexOf('.') + 1)}_expires_at_idx`;
   // Positions compare byte by byte (COLLATE "C"), as the Redis store compares them, whatever the
   // database's default collation.
   return `CREATE TABLE IF NOT EXISTS ${table} (
@@ -49,8 +57,18 @@ CREATE TABLE IF NOT EXISTS ${entities} (
   position text COLLATE "C",
   expires_at timestamptz NOT NULL
 );
-CREATE INDEX IF NOT EXISTS ${entityIndex} ON ${entities} (expires_at);`;
+CREATE INDEX IF NOT EXISTS ${entityIndex} ON ${entities} (expires_at);
+CREATE TABLE IF NOT EXISTS ${handlers} (
+  key text NOT NULL,
+  handler text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (key, handler)
+);
+CREATE INDEX IF NOT EXISTS ${handlerIndex} ON ${handlers} (expires_at);`;
 }
+
+/** The table of handlers' recorded successes, one row per event and handler, beside the store's own. */
+export const handlerTable = (table: string) => `${table}_handlers`;
 
 /** The table of entity leases and newest positions, beside the store's own. */
 export const entityTable = (table: string) => `${table}_entities`;
@@ -60,26 +78,47 @@ const cleanupOf = (table: string) => `DELETE FROM ${table} WHERE ctid = ANY (ARR
   SELECT ctid FROM ${table} WHERE expires_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED
 )) AND expires_at <= now()`;
 
-export function postgresSql(table: string): PostgresSql {
-  const entities = entityTable(table);
-  return {
-    // One implicit transaction (a multi-statement simple query): the lock keeps instances that start
-    // together from racing on CREATE TABLE IF NOT EXISTS, which is not safe against itself.
-    setup: `SELECT pg_advisory_xact_lock(hashtext('service-webhooks setup ${table}'));
-${postgresSetupSql(table)}`,
-    // The upsert takes a free or expired key. When it takes nothing the outer SELECT says why; a
-    // row it cannot see yet (claimed at the same instant by another statement) reads as busy, and
-    // an expired row is never read as done, so a stale snapshot can only ever say "busy".
-    claim: `WITH claimed AS (
+/**
+ * The upsert takes a free or expired key. When it takes nothing the outer SELECT says why; a row it
+ * cannot see yet (claimed at the same instant by another statement) reads as busy, and an expired
+ * row is never read as done, so a stale snapshot can only ever say "busy". `columns` read `result`.
+ */
+function claimOf(table: string, columns?: string): string {
+  const answer = `SELECT result FROM claimed
+UNION ALL
+SELECT CASE WHEN done THEN 2 ELSE 1 END FROM ${table}
+WHERE key = $1 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`;
+  return `WITH claimed AS (
   INSERT INTO ${table} AS t (key, token, done, expires_at) VALUES ($1, $2, false, ${ms('$3')})
   ON CONFLICT (key) DO UPDATE SET token = excluded.token, done = false, expires_at = excluded.expires_at
   WHERE t.expires_at <= now()
   RETURNING 0 AS result
 )
-SELECT result FROM claimed
-UNION ALL
-SELECT CASE WHEN done THEN 2 ELSE 1 END FROM ${table}
-WHERE key = $1 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`,
+${columns === undefined ? answer : `SELECT ${columns} FROM (\n${answer}\n) answer`}`;
+}
+
+export function postgresSql(table: string): PostgresSql {
+  const entities = entityTable(table);
+  const handlers = handlerTable(table);
+  return {
+    // One implicit transaction (a multi-statement simple query): the lock keeps instances that start
+    // together from racing on CREATE TABLE IF NOT EXISTS, which is not safe against itself.
+    setup: `SELECT pg_advisory_xact_lock(hashtext('service-webhooks setup ${table}'));
+${postgresSetupSql(table)}`,
+    claim: claimOf(table),
+    // The claim and, when it took the key, the handlers recorded for it: one statement still.
+    claimHandlers: claimOf(
+      table,
+      `result, CASE WHEN result = 0 THEN ARRAY(SELECT handler FROM ${handlers}
+  WHERE key = $1 AND expires_at > now() ORDER BY handler) ELSE ARRAY[]::text[] END AS handlers`,
+    ),
+    // Fenced by the event row's live lease, locked FOR SHARE so a takeover waits for it (and this
+    // statement then sees the new token and records nothing).
+    markHandlerDone: `INSERT INTO ${handlers} AS h (key, handler, expires_at)
+SELECT key, $3, ${ms('$4')} FROM ${table}
+WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now() FOR SHARE
+ON CONFLICT (key, handler) DO UPDATE SET expires_at = GREATEST(h.expires_at, excluded.expires_at)
+RETURNING 1 AS applied`,
     // Fenced: applies to a free, expired or done key, or one this token holds; another token's live
     // lease is left alone (that delivery's outcome decides).
     markDone: `INSERT INTO ${table} AS t (key, token, done, expires_at) VALUES ($1, $2, true, ${ms('$3')})
@@ -124,5 +163,6 @@ ON CONFLICT (key) DO UPDATE SET
 RETURNING e.token IS NULL AS released`,
     releaseEntity: `UPDATE ${entities} SET token = NULL, lease_until = NULL WHERE key = $1 AND token = $2`,
     cleanupEntities: cleanupOf(entities),
+    cleanupHandlers: cleanupOf(handlers),
   };
 }

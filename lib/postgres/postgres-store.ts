@@ -3,7 +3,12 @@ import type {
   EntityOrderingStore,
   EntityPosition,
 } from '../idempotency/entity-ordering-store';
-import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
+import type {
+  ClaimResult,
+  HandlersClaim,
+  IdempotencyStore,
+  KeyState,
+} from '../idempotency/idempotency-store';
 import { storeAnswer, unexpectedAnswer } from '../idempotency/store-answer';
 import { storedKey, storedPosition } from '../idempotency/store-keys';
 import { checkStoreOptions, storeOptionsError, wholePositive } from '../idempotency/store-options';
@@ -102,6 +107,25 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     return this.#answer('claim', rows, 'result', CLAIM_RESULTS, 'busy');
   }
 
+  async claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
+    this.#cleanupWhenDue();
+    const { rows } = await this.#query('claimHandlers', this.#sql.claimHandlers, [
+      storedKey(key),
+      token,
+      leaseMs,
+    ]);
+    const result = this.#answer('claimHandlers', rows, 'result', CLAIM_RESULTS, 'busy');
+    const names = (rows[0] as { handlers?: unknown } | undefined)?.handlers ?? [];
+    if (!Array.isArray(names)) throw unexpectedAnswer('PostgresStore', 'claimHandlers', names);
+    return { result, succeeded: names.map(String) };
+  }
+
+  async markHandlerDone(key: string, token: string, handler: string, retentionMs: number): Promise<boolean> {
+    const values = [storedKey(key), token, handler, retentionMs];
+    const { rows } = await this.#query('markHandlerDone', this.#sql.markHandlerDone, values);
+    return rows.length > 0;
+  }
+
   async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
     const { rows } = await this.#query('markDone', this.#sql.markDone, [storedKey(key), token, retentionMs]);
     return rows.length > 0;
@@ -153,7 +177,7 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
   }
 
   /**
-   * Deletes one batch of expired rows (at most `cleanupBatchSize` of events, as many of entities) and
+   * Deletes one batch of expired rows (at most `cleanupBatchSize` of events, as many of entities and of handlers) and
    * says how many went.
    */
   async cleanup(): Promise<number> {
@@ -161,7 +185,8 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     const batch = [this.#cleanupBatchSize];
     const events = await this.#query('cleanup', this.#sql.cleanup, batch);
     const entities = await this.#query('cleanup', this.#sql.cleanupEntities, batch);
-    return (events.rowCount ?? 0) + (entities.rowCount ?? 0);
+    const handlers = await this.#query('cleanup', this.#sql.cleanupHandlers, batch);
+    return (events.rowCount ?? 0) + (entities.rowCount ?? 0) + (handlers.rowCount ?? 0);
   }
 
   /** Expired rows are harmless but take room: one batch now and then, off the request's path. */

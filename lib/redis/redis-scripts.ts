@@ -1,12 +1,22 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The value of a key: `d` once done, `p:<token>` while a delivery holds it. Each script touches only
- * KEYS[1], so the store works on Redis Cluster and its kin.
+ * The value of a key: `d` once done, `p:<token>` while a delivery holds it, and
+ * `h:<lease end>:<token>` then one `\n<name>` per handler that succeeded, once one has (the lease's
+ * end in server milliseconds, the token empty when free; the key then lives as long as the event,
+ * past its lease). Each script touches only KEYS[1], so the store works on Redis Cluster and its kin.
  */
 export interface RedisScript {
   readonly name:
-    'claim' | 'markDone' | 'release' | 'renewLease' | 'leaseEntity' | 'advanceEntity' | 'releaseEntity';
+    | 'claim'
+    | 'claimHandlers'
+    | 'markHandlerDone'
+    | 'markDone'
+    | 'release'
+    | 'renewLease'
+    | 'leaseEntity'
+    | 'advanceEntity'
+    | 'releaseEntity';
   readonly source: string;
   /** SHA-1 of the source, as `SCRIPT LOAD` answers and `EVALSHA` expects. */
   readonly sha: string;
@@ -16,25 +26,110 @@ function script(name: RedisScript['name'], source: string): RedisScript {
   return { name, source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
+/**
+ * Reading and writing an `h:` value. TIME (server milliseconds, so instances' clocks never disagree)
+ * comes before any write: Redis before 5 replicates scripts verbatim and refuses a write after it
+ * unless told to replicate effects. `put` keeps the key at least `ms` more, never less than it had.
+ */
+const HELD = `local function now_ms()
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function held(v)
+  local e, tok, rest = string.match(v, '^h:(%d+):([^\\n]*)(.*)$')
+  return tonumber(e), tok, rest
+end
+local function put(e, tok, rest, ms)
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < ms then ttl = ms end
+  redis.call('SET', KEYS[1], 'h:' .. string.format('%.0f', e) .. ':' .. tok .. rest, 'PX', ttl)
+end
+`;
+
+/** The claim of both claim scripts: a new key is one SET, as before any handler was recorded. */
+const claimThen = (claimed: string, busy: string, done: string, taken: string) => `${HELD}
+if redis.call('SET', KEYS[1], 'p:' .. ARGV[1], 'NX', 'PX', ARGV[2]) then return ${claimed} end
+local v = redis.call('GET', KEYS[1])
+if v == 'd' then return ${done} end
+if string.sub(v, 1, 2) ~= 'h:' then return ${busy} end
+local now = now_ms()
+local e, tok, rest = held(v)
+if tok ~= '' and e > now then return ${busy} end
+put(now + tonumber(ARGV[2]), ARGV[1], rest, tonumber(ARGV[2]))
+${taken}`;
+
 /** 0 claimed, 1 busy, 2 done: integers read the same from every client. */
-export const CLAIM = script(
-  'claim',
-  `if redis.call('SET', KEYS[1], 'p:' .. ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
-if redis.call('GET', KEYS[1]) == 'd' then return 2 end
+export const CLAIM = script('claim', claimThen('0', '1', '2', 'return 0'));
+
+/** As CLAIM, each answer a list: `{0, names of the handlers that succeeded...}`, `{1}`, `{2}`. */
+export const CLAIM_HANDLERS = script(
+  'claimHandlers',
+  claimThen(
+    '{0}',
+    '{1}',
+    '{2}',
+    `local out = {0}
+for n in string.gmatch(rest, '\\n([^\\n]*)') do out[#out + 1] = n end
+return out`,
+  ),
+);
+
+/**
+ * ARGV token, handler, retention ms: 1 when the token holds a live lease (the name is now recorded,
+ * once, and the key kept at least the retention), else 0, changing nothing.
+ */
+export const MARK_HANDLER_DONE = script(
+  'markHandlerDone',
+  `${HELD}local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+if v == 'p:' .. ARGV[1] then
+  local now = now_ms()
+  put(now + redis.call('PTTL', KEYS[1]), ARGV[1], '\\n' .. ARGV[2], tonumber(ARGV[3]))
+  return 1
+end
+if string.sub(v, 1, 2) ~= 'h:' then return 0 end
+local now = now_ms()
+local e, tok, rest = held(v)
+if tok ~= ARGV[1] or e <= now then return 0 end
+for n in string.gmatch(rest, '\\n([^\\n]*)') do
+  if n == ARGV[2] then
+    put(e, tok, rest, tonumber(ARGV[3]))
+    return 1
+  end
+end
+put(e, tok, rest .. '\\n' .. ARGV[2], tonumber(ARGV[3]))
 return 1`,
 );
 
-/** Compare-and-delete: only the token that holds the lease frees it; a done key is never freed. */
+/** Compare-and-delete: only the token that holds the lease frees it; a done key is never freed, recorded handlers stay. */
 export const RELEASE = script(
   'release',
-  `if redis.call('GET', KEYS[1]) == 'p:' .. ARGV[1] then return redis.call('DEL', KEYS[1]) end
+  `${HELD}local v = redis.call('GET', KEYS[1])
+if v == 'p:' .. ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if v and string.sub(v, 1, 2) == 'h:' then
+  local e, tok, rest = held(v)
+  if tok == ARGV[1] then
+    put(0, '', rest, 0)
+    return 1
+  end
+end
 return 0`,
 );
 
 /** Fenced renewal: 1 when this token holds the key (its lease now ends ARGV[2] ms from now), else 0. */
 export const RENEW_LEASE = script(
   'renewLease',
-  `if redis.call('GET', KEYS[1]) == 'p:' .. ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+  `${HELD}local v = redis.call('GET', KEYS[1])
+if v == 'p:' .. ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if v and string.sub(v, 1, 2) == 'h:' then
+  local now = now_ms()
+  local e, tok, rest = held(v)
+  if tok == ARGV[1] and e > now then
+    put(now + tonumber(ARGV[2]), tok, rest, tonumber(ARGV[2]))
+    return 1
+  end
+end
 return 0`,
 );
 
@@ -44,8 +139,12 @@ return 0`,
  */
 export const MARK_DONE = script(
   'markDone',
-  `local v = redis.call('GET', KEYS[1])
-if v and v ~= 'd' and v ~= 'p:' .. ARGV[1] then return 0 end
+  `${HELD}local v = redis.call('GET', KEYS[1])
+if v and v ~= 'd' and v ~= 'p:' .. ARGV[1] then
+  if string.sub(v, 1, 2) ~= 'h:' then return 0 end
+  local e, tok = held(v)
+  if tok ~= ARGV[1] and tok ~= '' and e > now_ms() then return 0 end
+end
 redis.call('SET', KEYS[1], 'd', 'PX', ARGV[2])
 return 1`,
 );
@@ -114,6 +213,8 @@ return redis.call('DEL', KEYS[1])`,
 );
 
 export const SCRIPTS: readonly RedisScript[] = [CLAIM, MARK_DONE, RELEASE];
+/** Loaded by the first event of several handlers: a receiver whose events run one loads none. */
+export const HANDLER_SCRIPTS: readonly RedisScript[] = [CLAIM_HANDLERS, MARK_HANDLER_DONE];
 /** Loaded by the first renewal: only an inbox's worker renews, so a receiver never loads it. */
 export const RENEW_SCRIPTS: readonly RedisScript[] = [RENEW_LEASE];
 export const ENTITY_SCRIPTS: readonly RedisScript[] = [LEASE_ENTITY, ADVANCE_ENTITY, RELEASE_ENTITY];

@@ -1,5 +1,10 @@
 import { maxmemoryPolicyWarning } from './durability-warnings';
-import type { ClaimResult, IdempotencyStore, KeyState } from '../idempotency/idempotency-store';
+import type {
+  ClaimResult,
+  HandlersClaim,
+  IdempotencyStore,
+  KeyState,
+} from '../idempotency/idempotency-store';
 import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
 import type {
   EntityLeaseResult,
@@ -9,7 +14,10 @@ import type {
 import {
   ADVANCE_ENTITY,
   CLAIM,
+  CLAIM_HANDLERS,
+  HANDLER_SCRIPTS,
   LEASE_ENTITY,
+  MARK_HANDLER_DONE,
   MARK_DONE,
   RELEASE,
   RELEASE_ENTITY,
@@ -103,6 +111,18 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     );
   }
 
+  async claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
+    const answer = await this.#run(CLAIM_HANDLERS, this.#key(key), token, px(leaseMs));
+    const [code, ...names] = Array.isArray(answer) ? (answer as unknown[]) : [answer];
+    const result = storeAnswer('RedisStore', 'claimHandlers', code, CLAIM_RESULTS);
+    return { result, succeeded: names.map(String) };
+  }
+
+  async markHandlerDone(key: string, token: string, handler: string, retentionMs: number): Promise<boolean> {
+    const answer = await this.#run(MARK_HANDLER_DONE, this.#key(key), token, handler, px(retentionMs));
+    return storeAnswer('RedisStore', 'markHandlerDone', answer, APPLIED);
+  }
+
   async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
     const answer = await this.#run(MARK_DONE, this.#key(key), token, px(retentionMs));
     return storeAnswer('RedisStore', 'markDone', answer, APPLIED);
@@ -159,7 +179,15 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     const text = String(value);
     if (text === 'd') return 'done';
     if (text.startsWith('p:')) return 'processing';
-    throw unexpectedAnswer('RedisStore', 'get', text);
+    const held = /^h:(\d+):([^\n]*)/.exec(text);
+    if (held === null) throw unexpectedAnswer('RedisStore', 'get', text);
+    // Recorded handlers, the lease free or running out: read on the server's clock, as the scripts do.
+    if (held[2] === '') return null;
+    const time = await this.#call('get', 'TIME');
+    const [seconds, micros] = Array.isArray(time) ? time.map(Number) : [Number.NaN, 0];
+    const now = (seconds as number) * 1000 + Math.floor((micros as number) / 1000);
+    if (!Number.isFinite(now)) throw unexpectedAnswer('RedisStore', 'get', time);
+    return Number(held[1]) > now ? 'processing' : null;
   }
 
   #key(key: string): string {
@@ -177,7 +205,9 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
         ? ENTITY_SCRIPTS
         : RENEW_SCRIPTS.includes(script)
           ? RENEW_SCRIPTS
-          : SCRIPTS,
+          : HANDLER_SCRIPTS.includes(script)
+            ? HANDLER_SCRIPTS
+            : SCRIPTS,
     );
     const words = ['1', redisKey, ...args];
     try {

@@ -58,3 +58,9 @@ export async function settledWithin(call: () => Promise<unknown>, ms: number): P
   clearTimeout(timer);
   return result;
 }
+
+/** The test globals a group of the contract's cases uses: jest's, or any runner's with the same shape. */
+export interface ContractGlobals {
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+  expect(actual: unknown): { toBe(expected: unknown): void; toEqual(expected: unknown): void };
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import { entityCalls, entityCases } from './store-contract-entities';
+import { handlerCalls, handlerCases } from './store-contract-handlers';
 import { renewalCalls, renewalCases } from './store-contract-renewal';
 import { checkContractArguments, ODD_KEYS, settledWithin } from './store-contract-support';
 
@@ -172,6 +173,7 @@ export function runStoreContract(
     }, 30_000);
 
     renewalCases({ it, expect }, () => store, key, shortMs);
+    handlerCases({ it, expect }, () => store, key, shortMs);
     entityCases({ it, expect }, () => store, key, shortMs, claimants);
 
     if (makeUnavailableStore) {
@@ -184,6 +186,7 @@ export function runStoreContract(
           release: () => down.release(key('down'), 't'),
           get: () => down.get(key('down')),
           ...renewalCalls(down, key('down')),
+          ...handlerCalls(down, key('down')),
           ...entityCalls(down, key('down')),
         };
         const results: Record<string, string> = {};

@@ -23,10 +23,10 @@ const handler = (name) => async (event, ctx) => {
 
 serve((idempotency) => {
   const router = createEventRouter()
-    .on('ag.access_pass.*', handler('pass'), { ordering: 'newest-wins' })
+    .on('ag.access_pass.*', handler('pass'), { ordering: 'newest-wins', name: 'pass' })
     // A template runs an ordered handler and one without the option: that one sees every event.
-    .on('ag.card_template.updated', handler('template'), { ordering: 'newest-wins' })
-    .on('ag.card_template.updated', handler('every'));
+    .on('ag.card_template.updated', handler('template'), { ordering: 'newest-wins', name: 'template' })
+    .on('ag.card_template.updated', handler('every'), { name: 'every' });
   const handle = createNodeHandler({
     bearerTokens: ['tok_proof'],
     router,

@@ -1,4 +1,4 @@
-import type { ClaimResult, IdempotencyStore } from '../../idempotency/idempotency-store';
+import type { ClaimResult, HandlersClaim, IdempotencyStore } from '../../idempotency/idempotency-store';
 import type { BookkeepingEvent } from '../delivery-record';
 import type { ResolvedLogger } from '../../logger';
 import type { ResolvedDispatchOptions } from './dispatch-options';
@@ -11,6 +11,17 @@ import { boundedCall, storeUnavailable } from './store-call';
 export interface BoundedStore {
   /** The claim's result, or `'unavailable'` when the store failed or did not answer in time. */
   claim(key: string, token: string, eventId: string): Promise<ClaimResult | 'unavailable'>;
+  /**
+   * As `claim`, also saying which handlers of the event succeeded before; `undefined` when the store
+   * records no handler (no `claimHandlers` and `markHandlerDone`). Never rejects.
+   */
+  claimHandlers:
+    ((key: string, token: string, eventId: string) => Promise<HandlersClaim | 'unavailable'>) | undefined;
+  /**
+   * Records a handler's success, bounded; never rejects. A failure or a lease lost is logged: the
+   * handler then runs again on the event's next delivery, if another handler fails.
+   */
+  recordHandler: (key: string, token: string, handler: string, eventId: string) => Promise<void>;
   /**
    * Extends the lease `token` holds on `key` by the lease, bounded: `false` when the token no longer
    * holds it, `'unavailable'` when the store failed or did not answer in time. Never rejects.
@@ -56,9 +67,42 @@ export function boundedStore(
       .catch(() => undefined);
   };
 
+  const recording = typeof store.claimHandlers === 'function' && typeof store.markHandlerDone === 'function';
+
   // Promise chains, not async functions: these run for every delivery, and an async frame costs more.
   // A store method that throws instead of rejecting is caught all the same.
   return {
+    claimHandlers: recording
+      ? (key, token, eventId) =>
+          Promise.resolve()
+            .then(() =>
+              bounded(
+                'claimHandlers',
+                store.claimHandlers!(key, token, leaseMs),
+                inMemory ? undefined : (late) => giveBack(key, token)(late.result),
+              ),
+            )
+            .then(undefined, (error: unknown) => storeUnavailable(warn, eventId, error))
+      : undefined,
+    recordHandler: (key, token, handler, eventId) =>
+      Promise.resolve()
+        .then(() => bounded('markHandlerDone', store.markHandlerDone!(key, token, handler, retentionMs)))
+        .then(
+          (applied) => {
+            if (applied) return;
+            warn(
+              'warn',
+              'lease-lost',
+              { eventId, handler, leaseMs },
+              "a handler succeeded after the event's lease ran out; its success is not recorded, so it runs again if the event is delivered again. Raise leaseMs above your slowest handler",
+            );
+          },
+          (error: unknown) =>
+            log.warn(
+              { eventId, handler, err: error },
+              "could not record a handler's success; it runs again if the event is delivered again",
+            ),
+        ),
     claim(key, token, eventId) {
       const unavailable = (error: unknown) => storeUnavailable(warn, eventId, error);
       try {

@@ -1,4 +1,4 @@
-import type { EventRouter, MatchedHandlers } from '../../events/event-router';
+import type { EventHandler, EventRouter, MatchedHandlers } from '../../events/event-router';
 import type { ClaimResult } from '../../idempotency/idempotency-store';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { ResolvedLogger } from '../../logger';
@@ -13,13 +13,15 @@ import { idempotencyKey } from '../../idempotency/store-keys';
 import type { RateLimitedLog } from '../rate-limited-log';
 import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ordering-guard';
 import type { TracingHooks } from '../tracing';
-import { runHandlers } from './run-handlers';
+import { runHandlers, type PerHandler } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 import { InboxFull } from '../../inbox/inbox-full';
 import { deadlineQueue } from './deadline-queue';
 import { runAnswer } from './run-answer';
 
 export type { DispatchResult };
+
+const NONE: readonly string[] = [];
 
 export interface Dispatcher {
   /** Runs the event's handlers (once, across redeliveries) and answers. Never rejects. */
@@ -66,6 +68,7 @@ export function createDispatcher(
     event: AnyWebhookEvent,
     matched: MatchedHandlers,
     ctx: DeliveryContext,
+    succeeded: readonly string[],
   ): Promise<GuardedRun> {
     // Bookkeeping retried in the background keeps the event held here until it settles.
     const held: { lingering?: Promise<void> } = {};
@@ -77,7 +80,17 @@ export function createDispatcher(
       // Nothing ordered (every delivery, commonly): the guard has nothing to decide, so it is not
       // asked, and no closure is built for it.
       try {
-        guarded = ran(await runHandlers(router, matched.handlers, event, ctx, tracing));
+        guarded = ran(
+          await runHandlers(
+            router,
+            toRun(matched, succeeded),
+            event,
+            ctx,
+            tracing,
+            undefined,
+            each(key, token, event, matched),
+          ),
+        );
       } catch (error) {
         guarded = thrown(error);
       }
@@ -85,7 +98,8 @@ export function createDispatcher(
       guarded = await guard.run(
         event,
         matched,
-        (handlers) => runHandlers(router, handlers, event, ctx, tracing),
+        (handlers) =>
+          runHandlers(router, handlers, event, ctx, tracing, undefined, each(key, token, event, matched)),
         linger,
       );
     }
@@ -94,6 +108,24 @@ export function createDispatcher(
     if (lingering === undefined) running.delete(key);
     else running.set(key, { eventId: event.id, done: lingering.then(() => void running.delete(key)) });
     return guarded;
+  }
+
+  /** The handlers without a recorded success. */
+  function toRun(
+    matched: MatchedHandlers,
+    succeeded: readonly string[],
+  ): readonly EventHandler<AnyWebhookEvent>[] {
+    if (succeeded.length === 0) return matched.handlers;
+    return matched.handlers.filter((h) => !succeeded.includes(matched.names.get(h) ?? ''));
+  }
+
+  /**
+   * Names, and the recording of successes when the store keeps them for an event of several
+   * handlers; otherwise the match itself (it has the names), so one handler allocates nothing more.
+   */
+  function each(key: string, token: string, event: AnyWebhookEvent, matched: MatchedHandlers): PerHandler {
+    if (store?.claimHandlers === undefined || matched.handlers.length <= 1) return matched;
+    return { names: matched.names, record: (handler) => store.recordHandler(key, token, handler, event.id) };
   }
 
   /** With an inbox, the event is queued (its claim settled by that) instead of handled here. */
@@ -138,10 +170,24 @@ export function createDispatcher(
     const key = idempotencyKey(scope, event.source, event.id);
     if (running.has(key)) return results.conflict();
     const token = claimToken();
+    const matched = router.match(event.type);
+    let succeeded: readonly string[] = NONE;
     if (store !== undefined) {
       // Held locally from here, so a second delivery in this process never reaches the store or a
       // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
-      const claiming = store.claim(key, token, event.id);
+      // An event of several handlers (none ordered) asks, in the same one step, which succeeded before.
+      const many =
+        options.inbox === undefined && matched.handlers.length > 1 && matched.ordered.length === 0
+          ? store.claimHandlers
+          : undefined;
+      const claiming =
+        many === undefined
+          ? store.claim(key, token, event.id)
+          : many(key, token, event.id).then((c) => {
+              if (c === 'unavailable') return c;
+              succeeded = c.succeeded;
+              return c.result;
+            });
       running.set(key, { eventId: event.id, done: claiming });
       const claimed = await claiming;
       if (claimed !== 'claimed') {
@@ -150,10 +196,9 @@ export function createDispatcher(
       }
     }
     if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox);
-    const matched = router.match(event.type);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
-    const work = run(key, token, event, matched, ctx);
+    const work = run(key, token, event, matched, ctx, succeeded);
     running.set(key, { eventId: event.id, done: work });
     const first = await deadlines.wait(work, started);
     return answer(first, event, matched, ctx, performance.now() - started);

@@ -9,15 +9,32 @@ import type { ResolvedLogger } from '../../logger';
 export class DeliveryContext implements HandlerContext {
   readonly header: (name: string) => string | undefined;
   readonly logger: ResolvedLogger;
+  /** Set by runHandlers for an event of one handler; each of several gets its own context by `named`. */
+  handler = '';
   #controller: AbortController | undefined;
   #abortReason: Error | undefined;
+  /** The delivery's context, when this one is a handler's among several: one signal for them all. */
+  readonly #delivery: DeliveryContext | undefined;
 
-  constructor(header: (name: string) => string | undefined, logger: ResolvedLogger) {
+  constructor(
+    header: (name: string) => string | undefined,
+    logger: ResolvedLogger,
+    delivery?: DeliveryContext,
+  ) {
     this.header = header;
     this.logger = logger;
+    this.#delivery = delivery;
+  }
+
+  /** The context of one of the event's several handlers, sharing this delivery's signal. */
+  named(handler: string): DeliveryContext {
+    const ctx = new DeliveryContext(this.header, this.logger, this);
+    ctx.handler = handler;
+    return ctx;
   }
 
   get signal(): AbortSignal {
+    if (this.#delivery !== undefined) return this.#delivery.signal;
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
       if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);

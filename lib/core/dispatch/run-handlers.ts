@@ -1,4 +1,5 @@
 import type { EventHandler, EventRouter, HandlerContext } from '../../events/event-router';
+import type { DeliveryContext } from './handler-context';
 import { RetryLater } from '../../events/retry-later';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { TracingHooks } from '../tracing';
@@ -22,6 +23,22 @@ export type AfterFailure = (retryLater: RetryLater | undefined) => string;
 /** The receiver's: the answer is what makes the Service try again. */
 const ANSWERING_500: AfterFailure = () => 'answering 500 so the Service retries the event';
 
+/** The event's handlers by name, and how a success is recorded so a retry skips that handler. */
+export interface PerHandler {
+  names: ReadonlyMap<EventHandler<AnyWebhookEvent>, string>;
+  /**
+   * Records a handler's success in the store, never rejects; undefined when nothing is recorded (the
+   * store cannot, or the event has one handler: its success is the event's).
+   */
+  record?: (handler: string) => Promise<unknown>;
+}
+
+/** A handler's failure, with the context it ran in (which names it). */
+interface Failure {
+  error: unknown;
+  ctx: HandlerContext;
+}
+
 async function runOne(handler: EventHandler<AnyWebhookEvent>, event: AnyWebhookEvent, ctx: HandlerContext) {
   return (await handler(event, ctx)) as unknown;
 }
@@ -29,14 +46,16 @@ async function runOne(handler: EventHandler<AnyWebhookEvent>, event: AnyWebhookE
 /** Tells the hooks without waiting for them: a hook that hangs or throws cannot hold or change the answer. */
 function tellErrorHandlers(
   router: EventRouter,
-  errors: unknown[],
+  failures: Failure[],
   event: AnyWebhookEvent,
-  ctx: HandlerContext,
   then: AfterFailure,
 ) {
-  const next = then(errors.find((e): e is RetryLater => e instanceof RetryLater));
-  for (const error of errors) {
-    ctx.logger.error({ eventId: event.id, type: event.type, err: error }, `a handler failed; ${next}`);
+  const next = then(failures.map((f) => f.error).find((e): e is RetryLater => e instanceof RetryLater));
+  for (const { error, ctx } of failures) {
+    ctx.logger.error(
+      { eventId: event.id, type: event.type, handler: ctx.handler, err: error },
+      `a handler failed; ${next}`,
+    );
     for (const onError of router.errorHandlers) {
       const hookFailed = (hookError: unknown) =>
         ctx.logger.error({ eventId: event.id, err: hookError }, 'an onError handler threw');
@@ -53,22 +72,29 @@ function failed(errors: unknown[]): Outcome {
   return { ok: false, errors, retryLater: errors.find((e): e is RetryLater => e instanceof RetryLater) };
 }
 
-/** Runs every handler matching the event concurrently; failures go to the logger and to `onError`. */
+/**
+ * Runs every handler given concurrently; failures go to the logger and to `onError`, each naming its
+ * handler. With several handlers and `each.record`, a handler's success is recorded as it settles
+ * (all recorded before this resolves, so a release after a failure cannot overtake one), except the
+ * last to settle when all others succeeded: the event's markDone then covers it.
+ */
 export async function runHandlers(
   router: EventRouter,
   handlers: readonly EventHandler<AnyWebhookEvent>[],
   event: AnyWebhookEvent,
-  ctx: HandlerContext,
+  ctx: DeliveryContext,
   tracing: TracingHooks,
   then: AfterFailure = ANSWERING_500,
+  each?: PerHandler,
 ): Promise<Outcome> {
-  let errors: unknown[];
+  let failures: Failure[];
   // Undefined while nothing traces: then handlers run with no span work at all.
   const traced = tracing.handlerTracer();
   if (handlers.length <= 1) {
     // The common case, without an array of promises and allSettled.
+    const handler = handlers[0];
+    if (handler !== undefined && each !== undefined) ctx.handler = each.names.get(handler) ?? '';
     try {
-      const handler = handlers[0];
       if (handler !== undefined) {
         const value = (await (traced === undefined
           ? handler(event, ctx)
@@ -77,23 +103,42 @@ export async function runHandlers(
       }
       return OK;
     } catch (error) {
-      errors = [error];
+      failures = [{ error, ctx }];
     }
   } else {
+    const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? ''));
+    let pending = handlers.length;
+    let anyFailed = false;
+    const record = each?.record;
     const results = await Promise.allSettled(
-      handlers.map((handler) =>
-        traced === undefined ? runOne(handler, event, ctx) : traced(handler, event, ctx),
-      ),
+      handlers.map((handler, i) => {
+        const own = contexts[i] as DeliveryContext;
+        const running = traced === undefined ? runOne(handler, event, own) : traced(handler, event, own);
+        if (record === undefined) return running;
+        return running.then(
+          async (value) => {
+            pending--;
+            if (pending > 0 || anyFailed) await record(own.handler);
+            return value;
+          },
+          (error: unknown) => {
+            pending--;
+            anyFailed = true;
+            throw error;
+          },
+        );
+      }),
     );
-    errors = [];
+    failures = [];
     for (let i = 0; i < results.length; i++) {
       const result = results[i] as PromiseSettledResult<unknown>;
-      if (result.status === 'rejected') errors.push(result.reason);
+      const own = contexts[i] as DeliveryContext;
+      if (result.status === 'rejected') failures.push({ error: result.reason, ctx: own });
       else if (result.value !== undefined)
-        warnReturnedValue(handlers[i] as EventHandler<AnyWebhookEvent>, result.value, event, ctx);
+        warnReturnedValue(handlers[i] as EventHandler<AnyWebhookEvent>, result.value, event, own);
     }
-    if (errors.length === 0) return OK;
+    if (failures.length === 0) return OK;
   }
-  tellErrorHandlers(router, errors, event, ctx, then);
-  return failed(errors);
+  tellErrorHandlers(router, failures, event, then);
+  return failed(failures.map((f) => f.error));
 }
