@@ -167,4 +167,48 @@ describeWithPostgres('the pg-boss worker settles a try in one fenced transaction
     expect(await inbox.deadLetters()).toEqual([]);
     expect((await boss.findJobs(name, { id }))[0]?.state).toBe('completed');
   }, 60_000);
+  it('a fetch already under way when the queue is paused starts no try: the job waits, uncounted, for resume (issue 32)', async () => {
+    const name = `paused-in-flight-${process.pid}`;
+    const fetching = gate('the worker fetching', 30_000);
+    const release = gate('the pause and the enqueue', 30_000);
+    let armed = true;
+    const gated = intercepted(boss, (property, call) =>
+      property === 'fetch'
+        ? async (...a) => {
+            if (!armed) return call(...a);
+            armed = false;
+            // The loop read "not paused" and is on its way to the database when the pause lands.
+            fetching.open();
+            await release.opened;
+            return call(...a);
+          }
+        : null,
+    );
+    const inbox = pgBossInbox({ boss: gated, name, logger: false });
+    opened.push(inbox);
+    const runs: string[] = [];
+    const records: JobRecord[] = [];
+    const router = createEventRouter().on('ag.access_pass.issued', (event) => void runs.push(event.id));
+    opened.push(
+      await inbox.startWorker(router, {
+        idempotency: false,
+        attempts: 1,
+        logger: false,
+        onJob: (record) => void records.push(record),
+      }),
+    );
+    await fetching.opened;
+    await inbox.pause();
+    await inbox.enqueue(queued('evt-paused-in-flight'));
+    release.open();
+    // More than a pause's reach (a second) with the queue paused: nothing runs, nothing is dead.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(runs).toEqual([]);
+    expect((await inbox.status()).dead).toBe(0);
+    await inbox.resume();
+    await eventually('the held event runs once resumed', () => runs.length === 1, 30_000);
+    // It ran as its first attempt (attempts: 1): the put-back counted none.
+    expect(records.map((r) => [r.outcome, r.attempt])).toEqual([['processed', 1]]);
+    expect(runs).toEqual(['evt-paused-in-flight']);
+  }, 60_000);
 });

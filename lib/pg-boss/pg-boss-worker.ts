@@ -158,6 +158,10 @@ export function startPgBossWorker(
 
   async function settle(job: PgBossJob): Promise<void> {
     const putBacks = putBacksOf(job.data);
+    // A fetch already under way when the queue was paused (here, or as last read) starts no try: the
+    // job goes back uncounted, as a busy one does, until the queue is resumed.
+    if (known?.paused === true)
+      return again(job, PAUSE_READ_MS, 'the queue was paused as this try was fetched', putBacks + 1);
     const attempt = job.retryCount + 1 - putBacks;
     const delivery = deliveryOf(job.data);
     if (!isQueuedDelivery(delivery))
