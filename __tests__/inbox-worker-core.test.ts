@@ -404,14 +404,15 @@ describe('inboxWorkerCore: a try keeps its claim while its handlers run', () => 
     });
     const core = inboxWorkerCore(
       router,
-      { timeoutMs: 100, attempts: 3, idempotency: { store, leaseMs: 300 }, logger: false },
+      { timeoutMs: 100, attempts: 3, idempotency: { store, leaseMs: 1500 }, logger: false },
       'w',
       openTelemetryTracing,
     );
     const d = queued('overrun', '2026-01-01T10:00:00Z');
     expect(await core.run(d, 1)).toMatchObject({ then: 'retry' });
-    // Three leases later the handler still runs: its claim was renewed, so no second start.
-    await new Promise((resolve) => setTimeout(resolve, 900));
+    // Past the first lease (renewals go on up to timeoutMs + leaseMs, each for a lease) the handler
+    // still runs: its claim was renewed, so no second start.
+    await new Promise((resolve) => setTimeout(resolve, 1900));
     expect(await core.run(d, 2)).toMatchObject({ then: 'putBack' });
     expect(starts).toBe(1);
     finish();

@@ -154,14 +154,22 @@ export function inboxWorkerCore(
     guard,
     tracing,
     afterFailure,
+    attempts,
+    overran: new Set<string>(),
   };
 
   function dispose(result: QueuedRunResult, attempt: number, delivery: QueuedDelivery): JobDisposition {
+    // Busy is not a failure: spending an attempt on it would dead-letter an event no handler failed.
+    if (!result.ok && result.putBack === true)
+      return {
+        then: 'putBack',
+        delayMs: delayAfter(attempt, result.retryLater),
+        error: errorMessage(result.error),
+      };
+    // Settled for good: a later overrun of its last try (a replay) is put back once again.
+    context.overran.delete(delivery.key);
     if (result.ok) return { then: 'complete', status: result.status };
     const error = errorMessage(result.error);
-    // Busy is not a failure: spending an attempt on it would dead-letter an event no handler failed.
-    if (result.putBack === true)
-      return { then: 'putBack', delayMs: delayAfter(attempt, result.retryLater), error };
     if (result.permanent || attempt >= attempts) {
       log.error(
         { eventId: delivery.id, type: delivery.type, attempt, error },
