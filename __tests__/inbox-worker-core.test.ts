@@ -448,4 +448,45 @@ describe('inboxWorkerCore: a try keeps its claim while its handlers run', () => 
     inboxWorkerCore(createEventRouter(), { idempotency: bare, logger: quiet }, 'w', openTelemetryTracing);
     expect(quiet.messages('warn')).toEqual([]);
   });
+
+  it('warns once at start when ordered handlers meet a store that cannot renew an entity lease', () => {
+    const bare = new MemoryStore({ logger: false });
+    const { renewEntity: _renewEntity, ...rest } = Object.fromEntries(
+      [
+        'claim',
+        'markDone',
+        'release',
+        'get',
+        'renewLease',
+        'leaseEntity',
+        'advanceEntity',
+        'releaseEntity',
+        'renewEntity',
+      ].map((m) => [m, (bare as unknown as Record<string, (...a: unknown[]) => unknown>)[m]!.bind(bare)]),
+    );
+    const ordered = createEventRouter().on('ag.access_pass.updated', () => undefined, {
+      ordering: 'newest-wins',
+    });
+    const logger = captureLogger();
+    inboxWorkerCore(
+      ordered,
+      { idempotency: rest as unknown as IdempotencyStore, logger },
+      'inbox.startWorker',
+      openTelemetryTracing,
+    );
+    expect(logger.messages('warn')).toEqual([
+      expect.stringMatching(
+        /^\[service-webhooks\] inbox\.startWorker: the idempotency store has no renewEntity.*Give the store renewEntity\(key, token, leaseMs\)/,
+      ),
+    ]);
+    const quiet = captureLogger();
+    inboxWorkerCore(ordered, { idempotency: bare, logger: quiet }, 'w', openTelemetryTracing);
+    inboxWorkerCore(
+      createEventRouter(),
+      { idempotency: rest as unknown as IdempotencyStore, logger: quiet },
+      'w',
+      openTelemetryTracing,
+    );
+    expect(quiet.messages('warn')).toEqual([]);
+  });
 });

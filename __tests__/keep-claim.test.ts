@@ -2,19 +2,41 @@
 // handlers run, up to its timeout plus one lease, and the last try of an overrunning handler is put back.
 import { createEventRouter, MemoryStore, type AnyWebhookEvent } from '../lib';
 import { inboxWorkerCore, type JobDisposition } from '../lib/core/dispatch/inbox-worker-core';
-import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { queuedDelivery } from '../lib/inbox/queued-delivery';
-import { normalizeEvent } from '../lib/events/normalize-event';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
-import { buildEvent } from '../lib/testing';
-
-function queued(id: string, time: string) {
-  const envelope = buildEvent('ag.access_pass.updated', { id: 'pass-1' }, { id, time });
-  const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
-  return queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null);
-}
+import { overlapRouter, queuedPassUpdate } from './support/overlap-router';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('keepClaim: an overrunning ordered handler keeps the event and its entity', () => {
+  it('a newer event of the same entity does not start its ordered handler while the older one still runs', async () => {
+    // 'old' ignores ctx.signal, as in fault 5: it writes its state after the timeout.
+    const { router, overlaps, finished, open } = overlapRouter('old');
+    // Leases of 1.5 s, renewed up to timeoutMs + leaseMs (1.6 s) after the try started.
+    const idempotency = { store: new MemoryStore({ logger: false }), leaseMs: 1_500 };
+    const core = inboxWorkerCore(
+      router,
+      { idempotency, logger: false, timeoutMs: 100, attempts: 5 },
+      'review',
+      openTelemetryTracing,
+    );
+    try {
+      const first = await core.run(queuedPassUpdate('old', '2025-01-01T00:00:01Z'), 1);
+      expect(first.then).toBe('retry'); // timed out; its handler goes on, its event claim is renewed
+      // Past the entity's first lease (1.5 s), within its renewals' last one (the bound's plus a lease).
+      await sleep(1_900);
+      const newer = await core.run(queuedPassUpdate('new', '2025-01-01T00:00:02Z'), 1);
+      open();
+      await sleep(50);
+      // 'new' is put back (the entity is held by a live try), so it never overlaps 'old' and 'old'
+      // (older) never writes after 'new'.
+      expect(overlaps).toEqual([]);
+      expect(newer.then).toBe('putBack');
+      expect(finished).toEqual(['old']);
+    } finally {
+      open();
+    }
+  });
+});
 
 describe('keepClaim: a handler that never settles does not hold its event forever', () => {
   it('the event is dead-lettered once its attempts are spent, not put back for ever', async () => {
@@ -32,7 +54,7 @@ describe('keepClaim: a handler that never settles does not hold its event foreve
       'review',
       openTelemetryTracing,
     );
-    const d = queued('hung', '2025-01-01T00:00:01Z');
+    const d = queuedPassUpdate('hung', '2025-01-01T00:00:01Z');
     const seen: JobDisposition['then'][] = [];
     try {
       // Try 1 times out; then the engine keeps coming back, as BullMQ and pg-boss do after a put-back.
@@ -76,7 +98,7 @@ describe('keepClaim: the last try times out while its handler goes on and succee
       'review',
       openTelemetryTracing,
     );
-    const d = queued('last-try', '2025-01-01T00:00:01Z');
+    const d = queuedPassUpdate('last-try', '2025-01-01T00:00:01Z');
     try {
       const last = await core.run(d, 1);
       open();

@@ -13,6 +13,7 @@ import { rateLimitedLog } from '../rate-limited-log';
 import { checkRouter } from '../resolve-receiver-options';
 import type { TracingHooks } from '../tracing';
 import { checkOrderingStore } from './check-ordering-store';
+import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
 import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from './ordering-guard';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
@@ -129,6 +130,15 @@ export function inboxWorkerCore(
     );
   // Ordered handlers are guarded when the job runs: the worker's store must have entity operations.
   checkOrderingStore(router, dispatch.store);
+  if (
+    router.hasOrderedHandlers &&
+    hasEntityOrdering(dispatch.store) &&
+    typeof dispatch.store.renewEntity !== 'function'
+  )
+    log.warn(
+      { leaseMs: dispatch.leaseMs },
+      `${where}: the idempotency store has no renewEntity, so a try cannot keep its entity while its ordered handlers run: a newer event of the entity may run its ordered handlers alongside one that ignores ctx.signal past leaseMs (${dispatch.leaseMs} ms). Give the store renewEntity(key, token, leaseMs) (RedisStore, PostgresStore and MemoryStore have it)`,
+    );
   const attempts = whole(options.attempts, 'attempts', where, 13);
   // Entity marks outlive the receiver's retry window here: the inbox can run an event much later
   // (retries, a dead letter replayed weeks on), and the mark must still say it is older.
