@@ -118,4 +118,26 @@ describe('keepClaim: the last try times out while its handler goes on and succee
       open();
     }
   });
+
+  it('without a store (idempotency: false) nothing could see a late success: the last try that times out is dead', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let starts = 0;
+    const router = createEventRouter().on('ag.access_pass.updated', async () => {
+      starts++;
+      await gate;
+    });
+    const core = inboxWorkerCore(
+      router,
+      { idempotency: false, logger: false, timeoutMs: 100, attempts: 1 },
+      'review',
+      openTelemetryTracing,
+    );
+    try {
+      expect((await core.run(queuedPassUpdate('no-store', '2025-01-01T00:00:01Z'), 1)).then).toBe('dead');
+      expect(starts).toBe(1);
+    } finally {
+      open();
+    }
+  });
 });

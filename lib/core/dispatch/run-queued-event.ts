@@ -167,10 +167,11 @@ async function runTry(
     // The try is over, but its handlers may still write: the claim is settled once they stop.
     void work.then((late) => store?.settle(key, token, claimOutcome(late), event.id, () => undefined));
     const error = new Error(`the handlers ran past ${timeoutMs} ms`);
-    if (attempt >= context.attempts && !context.overran.delete(delivery.key)) {
+    if (store !== undefined && attempt >= context.attempts && !context.overran.delete(delivery.key)) {
       // The last try: its handlers may still succeed, so it is put back, not dead-lettered; the next
       // try finds the event done (a duplicate), still held (put back), or free (then it runs, and a
-      // second overrun is dead-lettered).
+      // second overrun is dead-lettered). Without a store no try could see the late success, and
+      // the next would run the handlers alongside: it is dead-lettered as before.
       if (context.overran.size >= MAX_OVERRAN) context.overran.delete(context.overran.values().next().value!);
       context.overran.add(delivery.key);
       const wait = new RetryLater('the last try timed out while its handlers still run', {
