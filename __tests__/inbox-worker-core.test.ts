@@ -404,14 +404,15 @@ describe('inboxWorkerCore: a try keeps its claim while its handlers run', () => 
     });
     const core = inboxWorkerCore(
       router,
-      { timeoutMs: 100, attempts: 3, idempotency: { store, leaseMs: 300 }, logger: false },
+      { timeoutMs: 100, attempts: 3, idempotency: { store, leaseMs: 1500 }, logger: false },
       'w',
       openTelemetryTracing,
     );
     const d = queued('overrun', '2026-01-01T10:00:00Z');
     expect(await core.run(d, 1)).toMatchObject({ then: 'retry' });
-    // Three leases later the handler still runs: its claim was renewed, so no second start.
-    await new Promise((resolve) => setTimeout(resolve, 900));
+    // Past the first lease (renewals go on up to timeoutMs + leaseMs, each for a lease) the handler
+    // still runs: its claim was renewed, so no second start.
+    await new Promise((resolve) => setTimeout(resolve, 1900));
     expect(await core.run(d, 2)).toMatchObject({ then: 'putBack' });
     expect(starts).toBe(1);
     finish();
@@ -445,6 +446,47 @@ describe('inboxWorkerCore: a try keeps its claim while its handlers run', () => 
     ]);
     const quiet = captureLogger();
     inboxWorkerCore(createEventRouter(), { idempotency: bare, logger: quiet }, 'w', openTelemetryTracing);
+    expect(quiet.messages('warn')).toEqual([]);
+  });
+
+  it('warns once at start when ordered handlers meet a store that cannot renew an entity lease', () => {
+    const bare = new MemoryStore({ logger: false });
+    const { renewEntity: _renewEntity, ...rest } = Object.fromEntries(
+      [
+        'claim',
+        'markDone',
+        'release',
+        'get',
+        'renewLease',
+        'leaseEntity',
+        'advanceEntity',
+        'releaseEntity',
+        'renewEntity',
+      ].map((m) => [m, (bare as unknown as Record<string, (...a: unknown[]) => unknown>)[m]!.bind(bare)]),
+    );
+    const ordered = createEventRouter().on('ag.access_pass.updated', () => undefined, {
+      ordering: 'newest-wins',
+    });
+    const logger = captureLogger();
+    inboxWorkerCore(
+      ordered,
+      { idempotency: rest as unknown as IdempotencyStore, logger },
+      'inbox.startWorker',
+      openTelemetryTracing,
+    );
+    expect(logger.messages('warn')).toEqual([
+      expect.stringMatching(
+        /^\[service-webhooks\] inbox\.startWorker: the idempotency store has no renewEntity.*Give the store renewEntity\(key, token, leaseMs\)/,
+      ),
+    ]);
+    const quiet = captureLogger();
+    inboxWorkerCore(ordered, { idempotency: bare, logger: quiet }, 'w', openTelemetryTracing);
+    inboxWorkerCore(
+      createEventRouter(),
+      { idempotency: rest as unknown as IdempotencyStore, logger: quiet },
+      'w',
+      openTelemetryTracing,
+    );
     expect(quiet.messages('warn')).toEqual([]);
   });
 });

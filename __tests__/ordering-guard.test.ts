@@ -355,6 +355,7 @@ describe('orderingGuard, as a queue worker calls it', () => {
   const options = {
     scope: 'worker',
     leaseMs: 60_000,
+    timeoutMs: 30_000,
     retentionMs: 60_000,
     storeTimeoutMs: 1_000,
     maxFutureSkewMs: 300_000,
@@ -394,6 +395,35 @@ describe('orderingGuard, as a queue worker calls it', () => {
     // The failure advanced nothing: 6 is still newer than the newest processed (5).
     expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toMatchObject({ kind: 'ran' });
     expect(ran).toEqual(['1', '1']);
+  });
+
+  // The receiver's path and the worker's alike: a handler that ignores ctx.signal keeps its entity.
+  it('renews the entity lease while ordered handlers run past it, up to timeoutMs + leaseMs', async () => {
+    const guard = orderingGuard(
+      { ...options, leaseMs: 1_200, timeoutMs: 100, store: new MemoryStore({ logger: false }) },
+      silent,
+      () => undefined,
+    );
+    const { router } = orderedRouter();
+    const matched = router.match('ag.access_pass.updated');
+    const ok = async () => ({ ok: true as const });
+    const pass = newPass();
+    const held = gate();
+    const first = guard.run(normalized(passEvent(pass, 5)), matched, async () => {
+      await held.opened;
+      return { ok: true as const };
+    });
+    // Past the first lease (1.2 s), within the renewals (up to 1.3 s, each for 1.2 s more).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toEqual({ kind: 'busy' });
+    // Past the bound and the last renewal's lease: the entity is free, the newer event runs.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toMatchObject({
+      kind: 'ran',
+      ordering: 'newest',
+    });
+    held.open();
+    await first;
   });
 });
 

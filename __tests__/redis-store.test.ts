@@ -124,13 +124,20 @@ describeWithRedis('RedisStore on a real redis-server', () => {
         ...Array(3).fill(['1', 'test:entity:a']),
       ]);
       sent.length = 0;
-      // The renewal script is loaded by the first renewal only: a receiver never renews.
+      // The renewal scripts (an event's, an entity's) are loaded by the first renewal only: a
+      // receiver never renews. Both are loaded then; the next renewal of either is one round trip.
       await store.renewLease('b', 't', HOUR);
       expect(sent.map((c) => c.slice(0, 2).join(' '))).toEqual([
         'SCRIPT LOAD',
+        'SCRIPT LOAD',
         expect.stringMatching(/^EVALSHA [0-9a-f]{40}$/),
       ]);
-      expect(sent[1]?.slice(2, 4)).toEqual(['1', 'test:b']);
+      expect(sent[2]?.slice(2, 4)).toEqual(['1', 'test:b']);
+      sent.length = 0;
+      await store.renewEntity('a', 't', HOUR);
+      expect(sent.map((c) => c.slice(0, 4).join(' '))).toEqual([
+        expect.stringMatching(/^EVALSHA [0-9a-f]{40} 1 test:entity:a$/),
+      ]);
     });
 
     it.each([

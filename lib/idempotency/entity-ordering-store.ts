@@ -56,6 +56,13 @@ export interface EntityOrderingStore {
   ): Promise<boolean | void>;
   /** Frees the entity after a failure, advancing nothing; only if `token` holds the lease. */
   releaseEntity(key: string, token: string): Promise<void>;
+  /**
+   * Optional. Atomically: when `token` holds an unexpired lease on the entity, it now ends `leaseMs`
+   * milliseconds from now (the entity is kept at least that long) and the answer is `true`; else
+   * `false`, changing nothing. Ordered handlers that run past a lease keep their entity with it; a
+   * worker on a store without it warns at start, and such a handler may overlap a newer event of its entity.
+   */
+  renewEntity?(key: string, token: string, leaseMs: number): Promise<boolean>;
 }
 
 const METHODS = ['leaseEntity', 'advanceEntity', 'releaseEntity'] as const;

@@ -74,6 +74,14 @@ export class MemoryEntities {
     return entry.token === null;
   }
 
+  renew(key: string, token: string, leaseMs: number, now: number): boolean {
+    const entry = this.#live(key, now);
+    if (entry === undefined || entry.token !== token || entry.leaseUntil <= now) return false;
+    entry.leaseUntil = now + leaseMs;
+    entry.expires = Math.max(entry.expires, entry.leaseUntil);
+    return true;
+  }
+
   release(key: string, token: string): void {
     const entry = this.#entries.get(key);
     if (entry === undefined || entry.token !== token) return;

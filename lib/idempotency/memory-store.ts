@@ -199,6 +199,10 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     return this.#entities.advance(key, token, position, retentionMs, this.#now());
   }
 
+  async renewEntity(key: string, token: string, leaseMs: number): Promise<boolean> {
+    return this.#entities.renew(key, token, leaseMs, this.#now());
+  }
+
   async releaseEntity(key: string, token: string): Promise<void> {
     this.#entities.release(key, token);
   }

@@ -44,7 +44,12 @@ export interface InboxWorkerOptions {
    * (this process only), scope `''`, `leaseMs` `2 × timeoutMs`; `false`: every try runs the handlers.
    */
   idempotency?: IdempotencyOptions | IdempotencyStore | false;
-  /** How long a job's handlers may run before they are asked to stop (`ctx.signal`) and the try fails. Defaults to `600_000` ms. */
+  /**
+   * How long a job's handlers may run before they are asked to stop (`ctx.signal`) and the try fails
+   * (the last try is put back once instead, while its handlers still run). A try keeps its event (and
+   * an ordered handler's entity) while its handlers run, renewing the leases up to `timeoutMs +
+   * idempotency.leaseMs` after it started. Defaults to `600_000` ms.
+   */
   timeoutMs?: number;
   /**
    * How long the worker keeps an entity's newest mark (handlers with `{ ordering: 'newest-wins' }`)

@@ -23,6 +23,8 @@ export interface PostgresSql {
   advanceEntity: string;
   /** $1 key, $2 token. */
   releaseEntity: string;
+  /** $1 key, $2 token, $3 lease ms → one row when this token's live entity lease was extended, else none. */
+  renewEntity: string;
   /** $1 batch size → deletes up to that many expired entity rows. */
   cleanupEntities: string;
   /** $1 batch size → deletes up to that many expired handler rows. */
@@ -162,6 +164,9 @@ ON CONFLICT (key) DO UPDATE SET
     ELSE GREATEST(e.expires_at, excluded.expires_at) END
 RETURNING e.token IS NULL AS released`,
     releaseEntity: `UPDATE ${entities} SET token = NULL, lease_until = NULL WHERE key = $1 AND token = $2`,
+    renewEntity: `UPDATE ${entities} SET lease_until = ${ms('$3')}, expires_at = GREATEST(expires_at, ${ms('$3')})
+WHERE key = $1 AND token = $2 AND lease_until > now() AND expires_at > now()
+RETURNING 1 AS renewed`,
     cleanupEntities: cleanupOf(entities),
     cleanupHandlers: cleanupOf(handlers),
   };

@@ -165,6 +165,15 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     return released;
   }
 
+  async renewEntity(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const { rows } = await this.#query('renewEntity', this.#sql.renewEntity, [
+      storedKey(key),
+      token,
+      leaseMs,
+    ]);
+    return rows.length > 0;
+  }
+
   async releaseEntity(key: string, token: string): Promise<void> {
     await this.#query('releaseEntity', this.#sql.releaseEntity, [storedKey(key), token]);
   }

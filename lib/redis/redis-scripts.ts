@@ -16,7 +16,8 @@ export interface RedisScript {
     | 'renewLease'
     | 'leaseEntity'
     | 'advanceEntity'
-    | 'releaseEntity';
+    | 'releaseEntity'
+    | 'renewEntity';
   readonly source: string;
   /** SHA-1 of the source, as `SCRIPT LOAD` answers and `EVALSHA` expects. */
   readonly sha: string;
@@ -204,6 +205,21 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`,
 );
 
+/** ARGV token, lease ms → 1 when the token holds an unexpired lease (now ending ARGV[2] ms from now), else 0. */
+export const RENEW_ENTITY = script(
+  'renewEntity',
+  `${BEFORE}local h = redis.call('HMGET', KEYS[1], 't', 'u')
+if h[1] ~= ARGV[1] then return 0 end
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if tonumber(h[2]) <= now then return 0 end
+local lease = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'u', string.format('%.0f', now + lease))
+keep(lease)
+return 1`,
+);
+
 /** ARGV token: frees the lease only for its token; an entity with no position left goes. */
 export const RELEASE_ENTITY = script(
   'releaseEntity',
@@ -216,5 +232,5 @@ export const SCRIPTS: readonly RedisScript[] = [CLAIM, MARK_DONE, RELEASE];
 /** Loaded by the first event of several handlers: a receiver whose events run one loads none. */
 export const HANDLER_SCRIPTS: readonly RedisScript[] = [CLAIM_HANDLERS, MARK_HANDLER_DONE];
 /** Loaded by the first renewal: only an inbox's worker renews, so a receiver never loads it. */
-export const RENEW_SCRIPTS: readonly RedisScript[] = [RENEW_LEASE];
+export const RENEW_SCRIPTS: readonly RedisScript[] = [RENEW_LEASE, RENEW_ENTITY];
 export const ENTITY_SCRIPTS: readonly RedisScript[] = [LEASE_ENTITY, ADVANCE_ENTITY, RELEASE_ENTITY];

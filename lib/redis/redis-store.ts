@@ -21,6 +21,7 @@ import {
   MARK_DONE,
   RELEASE,
   RELEASE_ENTITY,
+  RENEW_ENTITY,
   RENEW_LEASE,
   RENEW_SCRIPTS,
   ENTITY_SCRIPTS,
@@ -167,6 +168,11 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
       px(retentionMs),
     );
     return storeAnswer('RedisStore', 'advanceEntity', answer, APPLIED);
+  }
+
+  async renewEntity(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const answer = await this.#run(RENEW_ENTITY, this.#entityKey(key), token, px(leaseMs));
+    return storeAnswer('RedisStore', 'renewEntity', answer, APPLIED);
   }
 
   async releaseEntity(key: string, token: string): Promise<void> {

@@ -34,6 +34,7 @@ export function entityCalls(store: IdempotencyStore, key: string): Record<string
     leaseEntity: () => s.leaseEntity(key, 't', HOUR, at(1, 'e')),
     advanceEntity: () => s.advanceEntity(key, 't', at(1, 'e'), HOUR),
     releaseEntity: () => s.releaseEntity(key, 't'),
+    ...(s.renewEntity === undefined ? {} : { renewEntity: () => s.renewEntity!(key, 't', HOUR) }),
   };
 }
 
@@ -83,6 +84,35 @@ export function entityCases(
       expect(after).toEqual(['stale', 'stale', 'stale']);
       // Same time: the greater id is the newer, whichever came first.
       expect(await s.leaseEntity(k, 't3', HOUR, at(2, 'c'))).toBe('leased');
+    },
+  );
+
+  when(
+    'renewEntity keeps a leased entity past its first lease, for the token that holds it only',
+    async (s) => {
+      if (s.renewEntity === undefined) return;
+      const k = key('entity-renew');
+      expect(await s.renewEntity(k, 'holder', HOUR)).toBe(false);
+      expect(await s.leaseEntity(k, 'holder', shortMs, at(1, 'e'))).toBe('leased');
+      expect(await s.renewEntity(k, 'someone-else', HOUR)).toBe(false);
+      expect(await s.renewEntity(k, 'holder', HOUR)).toBe(true);
+      // Past its first lease, the entity is still held: a newer event is busy, not leased.
+      await sleep(shortMs + 200);
+      expect(await s.leaseEntity(k, 'newer', HOUR, at(2, 'e'))).toBe('busy');
+      // Renewed short and left: the lease runs out and the newer event takes the entity.
+      expect(await s.renewEntity(k, 'holder', shortMs)).toBe(true);
+      await sleep(shortMs + 200);
+      expect(await s.renewEntity(k, 'holder', HOUR)).toBe(false);
+      expect(await s.leaseEntity(k, 'newer', HOUR, at(2, 'e'))).toBe('leased');
+      // The old holder can renew it away from the new one neither before nor after its release.
+      expect(await s.renewEntity(k, 'holder', HOUR)).toBe(false);
+      await s.releaseEntity(k, 'newer');
+      expect(await s.renewEntity(k, 'newer', HOUR)).toBe(false);
+      expect(await s.leaseEntity(k, 'next', HOUR, at(3, 'e'))).toBe('leased');
+      // Nor does a renewal survive an advance: the lease is freed with it.
+      await s.advanceEntity(k, 'next', at(3, 'e'), HOUR);
+      expect(await s.renewEntity(k, 'next', HOUR)).toBe(false);
+      expect(await s.leaseEntity(k, 'last', HOUR, at(4, 'e'))).toBe('leased');
     },
   );
 

@@ -51,7 +51,7 @@ function globals(): TestGlobals {
 
 /**
  * The checks every {@link IdempotencyStore} must pass, as a jest `describe` block: claim, busy and
- * done; lease expiry; release, markDone and (when the store has it) renewLease only by the token that holds the key
+ * done; lease expiry; release, markDone and (when the store has them) renewLease and renewEntity only by the token that holds the key
  * (fencing); retention; many deliveries racing
  * for one key; big and odd keys; and, given `makeUnavailableStore`, failing fast when the backend is
  * down. Run it in your own test file for a store you write: `runStoreContract('MyStore', () => new MyStore())`.

@@ -95,5 +95,22 @@ export function entityLeases(
     }
   }
 
-  return { lease, advance, release };
+  /**
+   * Extends the lease `token` holds by `leaseMs`, bounded and never rejecting: `false` when it was lost,
+   * `'unavailable'` (failed, or no answer in time) to try again at the next tick; undefined when the
+   * store cannot renew an entity's lease.
+   */
+  const renewEntity = entities.renewEntity?.bind(entities);
+  const renew =
+    renewEntity === undefined
+      ? undefined
+      : (key: string, token: string) =>
+          Promise.resolve()
+            .then(() => bounded('renewEntity', renewEntity(key, token, leaseMs)))
+            .then(
+              (renewed) => renewed,
+              () => 'unavailable' as const,
+            );
+
+  return { lease, advance, release, renew };
 }

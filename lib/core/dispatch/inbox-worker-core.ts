@@ -14,6 +14,7 @@ import { rateLimitedLog } from '../rate-limited-log';
 import { checkRouter } from '../resolve-receiver-options';
 import type { TracingHooks } from '../tracing';
 import { checkOrderingStore } from './check-ordering-store';
+import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
 import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from './ordering-guard';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
@@ -133,6 +134,15 @@ export function inboxWorkerCore(
     );
   // Ordered handlers are guarded when the job runs: the worker's store must have entity operations.
   checkOrderingStore(router, dispatch.store);
+  if (
+    router.hasOrderedHandlers &&
+    hasEntityOrdering(dispatch.store) &&
+    typeof dispatch.store.renewEntity !== 'function'
+  )
+    log.warn(
+      { leaseMs: dispatch.leaseMs },
+      `${where}: the idempotency store has no renewEntity, so a try cannot keep its entity while its ordered handlers run: a newer event of the entity may run its ordered handlers alongside one that ignores ctx.signal past leaseMs (${dispatch.leaseMs} ms). Give the store renewEntity(key, token, leaseMs) (RedisStore, PostgresStore and MemoryStore have it)`,
+    );
   const attempts = whole(options.attempts, 'attempts', where, 13);
   // Entity marks outlive the receiver's retry window here: the inbox can run an event much later
   // (retries, a dead letter replayed weeks on), and the mark must still say it is older.
@@ -158,14 +168,22 @@ export function inboxWorkerCore(
     guard,
     tracing,
     afterFailure,
+    attempts,
+    overran: new Set<string>(),
   };
 
   function dispose(result: QueuedRunResult, attempt: number, delivery: QueuedDelivery): JobDisposition {
+    // Busy is not a failure: spending an attempt on it would dead-letter an event no handler failed.
+    if (!result.ok && result.putBack === true)
+      return {
+        then: 'putBack',
+        delayMs: delayAfter(attempt, result.retryLater),
+        error: errorMessage(result.error),
+      };
+    // Settled for good: a later overrun of its last try (a replay) is put back once again.
+    context.overran.delete(delivery.key);
     if (result.ok) return { then: 'complete', status: result.status };
     const error = errorMessage(result.error);
-    // Busy is not a failure: spending an attempt on it would dead-letter an event no handler failed.
-    if (result.putBack === true)
-      return { then: 'putBack', delayMs: delayAfter(attempt, result.retryLater), error };
     if (result.permanent || attempt >= attempts) {
       log.error(
         { eventId: delivery.id, type: delivery.type, attempt, error },

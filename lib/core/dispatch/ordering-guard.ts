@@ -6,6 +6,7 @@ import type { ResolvedLogger } from '../../logger';
 import type { BookkeepingEvent } from '../delivery-record';
 import { eventPosition } from './event-position';
 import { entityLeases } from './entity-leases';
+import { keepClaim } from './keep-claim';
 import { claimToken } from '../../idempotency/claim-token';
 import { idempotencyKey } from '../../idempotency/store-keys';
 import type { RateLimitedLog } from '../rate-limited-log';
@@ -44,6 +45,11 @@ export interface OrderingGuardOptions {
   /** The idempotency `name`: entity keys are scoped by it as event keys are. */
   scope: string;
   leaseMs: number;
+  /**
+   * How long a try's handlers may run: the entity's lease is renewed while the ordered ones run, up
+   * to `timeoutMs + leaseMs` after it was taken (the bound a try's own claim is renewed to).
+   */
+  timeoutMs: number;
   retentionMs: number;
   storeTimeoutMs: number;
   /**
@@ -136,7 +142,16 @@ export function orderingGuard(
         ...future,
       };
     }
-    const outcome = await safely(() => runHandlers(matched.handlers));
+    const running = safely(() => runHandlers(matched.handlers));
+    // Held while they run, past the try's timeout too: a newer event of the entity waits (put back,
+    // or answered busy) rather than running its ordered handlers alongside, older writing last.
+    const renew = leases.renew;
+    if (renew !== undefined) {
+      const untilMs = Date.now() + options.timeoutMs + options.leaseMs;
+      const held = { renew: () => renew(key, token), leaseMs: options.leaseMs, untilMs, what: 'the entity' };
+      keepClaim(held, running, log, event.id);
+    }
+    const outcome = await running;
     await (outcome.ok
       ? leases.advance(key, token, position, event.id, linger)
       : leases.release(key, token, event.id));

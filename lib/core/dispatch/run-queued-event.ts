@@ -53,7 +53,17 @@ export interface QueuedRunContext {
   tracing: TracingHooks;
   /** What the queue does with the event after try `attempt` failed: retried in N s, or dead. */
   afterFailure(attempt: number, retryLater: RetryLater | undefined): string;
+  /** How many tries an event has: the last one's timeout is put back once, not dead-lettered. */
+  attempts: number;
+  /**
+   * The keys of events whose last try timed out and was put back, in this process: the next last
+   * try that times out is dead-lettered (a handler that always overruns is not put back for ever).
+   */
+  overran: Set<string>;
 }
+
+/** The most events whose overrun last try is remembered; the oldest is forgotten first. */
+const MAX_OVERRAN = 10_000;
 
 /** A job whose entity another job holds comes back after this long, not after a failure's backoff. */
 const ENTITY_BUSY_RETRY_SECONDS = 5;
@@ -109,6 +119,8 @@ async function runTry(
   }
   const key = handledKey(delivery.key);
   const token = claimToken();
+  // Past this the handlers' holds are no longer renewed (a hung handler lets the event go on).
+  const untilMs = Date.now() + timeoutMs + context.leaseMs;
   if (store !== undefined) {
     const claimed = await store.claim(key, token, event.id);
     if (claimed === 'done') return { ok: true, status: 'duplicate' };
@@ -138,8 +150,12 @@ async function runTry(
     undefined,
     Number.isFinite(receivedAt) ? receivedAt : Date.now(),
   );
-  // Held while the handlers run, past the try's timeout too: no other try starts them meanwhile.
-  if (store !== undefined) keepClaim(store, key, token, context.leaseMs, work, log, event.id);
+  // Held while the handlers run, past the try's timeout too (up to untilMs): no other try starts them.
+  const renew = store?.renew;
+  if (renew !== undefined) {
+    const held = { renew: () => renew(key, token), leaseMs: context.leaseMs, untilMs, what: 'the event' };
+    keepClaim(held, work, log, event.id);
+  }
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
     work,
@@ -151,6 +167,18 @@ async function runTry(
     // The try is over, but its handlers may still write: the claim is settled once they stop.
     void work.then((late) => store?.settle(key, token, claimOutcome(late), event.id, () => undefined));
     const error = new Error(`the handlers ran past ${timeoutMs} ms`);
+    if (store !== undefined && attempt >= context.attempts && !context.overran.delete(delivery.key)) {
+      // The last try: its handlers may still succeed, so it is put back, not dead-lettered; the next
+      // try finds the event done (a duplicate), still held (put back), or free (then it runs, and a
+      // second overrun is dead-lettered). Without a store no try could see the late success, and
+      // the next would run the handlers alongside: it is dead-lettered as before.
+      if (context.overran.size >= MAX_OVERRAN) context.overran.delete(context.overran.values().next().value!);
+      context.overran.add(delivery.key);
+      const wait = new RetryLater('the last try timed out while its handlers still run', {
+        retryAfterSeconds: Math.ceil(context.leaseMs / 1000),
+      });
+      return { ok: false, error, retryLater: wait, permanent: false, putBack: true };
+    }
     return { ok: false, error, retryLater: undefined, permanent: false };
   }
   if (store !== undefined) await store.settle(key, token, claimOutcome(first), event.id, () => undefined);
