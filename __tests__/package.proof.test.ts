@@ -375,7 +375,15 @@ export = app;
         })();`;
       const documented = app('bullmq-ioredis-app', { type: 'commonjs' }, ['bullmq@6', 'ioredis']);
       expect(JSON.parse(run('node', ['-e', use], documented))).toEqual({
-        status: { waiting: 0, active: 0, dead: 0, oldestAgeMs: null },
+        status: {
+          waiting: 0,
+          delayed: 0,
+          active: 0,
+          dead: 0,
+          oldestAgeMs: null,
+          oldestDelayedAgeMs: null,
+          paused: false,
+        },
       });
       const bare = app('bullmq-only-app', { type: 'commonjs' }, ['bullmq@6']);
       expect(JSON.parse(run('node', ['-e', use], bare))).toEqual({
