@@ -3,6 +3,7 @@ import { loadBullmq } from '../bullmq/load-bullmq';
 import { redisConnection } from '../bullmq/redis-connection';
 import { didYouMean } from '../did-you-mean';
 import type { Inbox } from '../inbox/inbox';
+import { readOnlyRefusals } from '../inbox/read-only-refusals';
 
 /** The Redis reads used here (ioredis). */
 interface KeyReader {
@@ -52,16 +53,10 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
     return ready;
   }
 
-  const refuse = (what: string) => () =>
-    Promise.reject(new Error(`[service-webhooks] inbox: ${what} needs a writable inbox (bullmqInbox)`));
   return {
     engine: inbox.engine,
     name,
-    enqueue: refuse('enqueue'),
-    startWorker: refuse('startWorker'),
-    replay: refuse('replay'),
-    pause: refuse('pause'),
-    resume: refuse('resume'),
+    ...readOnlyRefusals('bullmqInbox'),
     deadLetters: async (query) => {
       await exists();
       return inbox.deadLetters(query);

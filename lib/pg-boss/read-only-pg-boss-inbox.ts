@@ -7,6 +7,7 @@ import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, findDeadJobs, readStatus } from './pg-boss-reads';
 import { readOnlyDb } from './read-only-db';
 import { isPaused, PAUSED_SUFFIX } from './pause-flag';
+import { readOnlyRefusals } from '../inbox/read-only-refusals';
 
 const WHERE = 'inbox';
 
@@ -26,9 +27,6 @@ export function readOnlyPgBossInbox(options: {
   const dead = `${name}.dead`;
   const db = readOnlyDb(options.connectionString);
   let ready: Promise<PgBoss> | undefined;
-
-  const refuse = (what: string) => () =>
-    Promise.reject(new Error(`[service-webhooks] ${WHERE}: ${what} needs a writable inbox (pgBossInbox)`));
 
   function boss(): Promise<PgBoss> {
     ready ??= (async () => {
@@ -55,11 +53,7 @@ export function readOnlyPgBossInbox(options: {
   return {
     engine: 'pg-boss',
     name,
-    enqueue: refuse('enqueue'),
-    startWorker: refuse('startWorker'),
-    replay: refuse('replay'),
-    pause: refuse('pause'),
-    resume: refuse('resume'),
+    ...readOnlyRefusals('pgBossInbox'),
     async deadLetters(query) {
       const checked = checkDeadLettersQuery(query);
       const jobs = await findDeadJobs(await boss(), schema, dead, checked);
