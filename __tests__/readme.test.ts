@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import request from 'supertest';
-import { allBlocks, docFiles, parseBlocks, runBlocks, typeErrors, type Block } from './support/readme-blocks';
+import {
+  allBlocks,
+  docFiles,
+  FAULTY_MARKDOWN,
+  parseBlocks,
+  runBlocks,
+  typeErrors,
+  type Block,
+} from './support/readme-blocks';
 import { deliverEvent, sendHandshake } from 'service-webhooks/testing';
 
 const ROOT = path.join(__dirname, '..');
@@ -58,18 +66,7 @@ describe('the Redis examples can be copied one at a time', () => {
 describe('the type check itself', () => {
   // The two failures issue 11 found in the README, so this check is known to catch them.
   it('reports an untyped callback parameter and an optional value used as required', () => {
-    const bad = parseBlocks(
-      [
-        '```ts',
-        "import { ConsoleClient } from 'service-webhooks/console';",
-        'declare const app: { post(path: string, ...handlers: unknown[]): void };',
-        "app.post('/webhooks', (req, res, next) => next());",
-        'declare const webhook: { privateKey?: string };',
-        'const tokens: string[] = [webhook.privateKey];',
-        'export { ConsoleClient, tokens };',
-        '```',
-      ].join('\n'),
-    );
+    const bad = parseBlocks(FAULTY_MARKDOWN);
     const found = typeErrors(bad).get(bad[0]?.file ?? '') ?? [];
     expect(found.map((e) => /TS\d+/.exec(e)?.[0])).toEqual(expect.arrayContaining(['TS7006', 'TS2322']));
     expect(found[0]).toMatch(/^README\.md:4: TS7006/);
