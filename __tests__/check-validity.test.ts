@@ -385,7 +385,15 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** openssl's verdicts by chain: each source's row asks the same question, asked once of openssl. */
+  const verdicts = new Map<string, { ok: boolean; error: string }>();
   function openssl_(leaf: string, ca: string, intermediates: string[]): { ok: boolean; error: string } {
+    const key = JSON.stringify([leaf, ca, intermediates]);
+    const known = verdicts.get(key) ?? verify(leaf, ca, intermediates);
+    verdicts.set(key, known);
+    return known;
+  }
+  function verify(leaf: string, ca: string, intermediates: string[]): { ok: boolean; error: string } {
     writeFileSync(path.join(dir, 'trusted.pem'), pem(ca));
     const args = ['verify', '-purpose', 'sslclient', '-CAfile', 'trusted.pem'];
     if (intermediates.length > 0) {

@@ -17,6 +17,9 @@ let queues = 0;
 
 describeEachEngine('the inbox contract on $name', (engine, server) => {
   describe.each(DOORS)('through $name', (door) => {
+    // `test` is a row of the queue and the worker behind the door (the ledger, dead letters,
+    // RetryLater), not of the door's answer: it runs through the first door only, once per engine.
+    const test = door === DOORS[0] ? it : (_name: string, _row: () => Promise<void>): void => undefined;
     const opened: { close(): Promise<void> }[] = [];
     afterEach(async () => {
       for (const o of opened.reverse()) await o.close();
@@ -84,7 +87,7 @@ describeEachEngine('the inbox contract on $name', (engine, server) => {
       expect(seen).toHaveLength(3);
     });
 
-    it('answers a redelivery of a queued event 200, without a second job', async () => {
+    test('answers a redelivery of a queued event 200, without a second job', async () => {
       const { d, inbox } = await open();
       const request = delivery(issued({}, 'evt_redelivered'));
       expect(JSON.parse((await d.send(request)).text)).toMatchObject({ status: 'queued' });
@@ -129,7 +132,7 @@ describeEachEngine('the inbox contract on $name', (engine, server) => {
       expect((await inbox.status()).waiting).toBe(1);
     });
 
-    it('keeps an event whose tries ran out in the dead letters, refuses its redelivery, and replays it once', async () => {
+    test('keeps an event whose tries ran out in the dead letters, refuses its redelivery, and replays it once', async () => {
       const { d, inbox } = await open();
       let broken = true;
       const seen = await worker(
@@ -165,7 +168,7 @@ describeEachEngine('the inbox contract on $name', (engine, server) => {
       await eventually('no dead letters', async () => (await inbox.status()).dead === 0);
     });
 
-    it("lets a handler's RetryLater choose the delay of the next try", async () => {
+    test("lets a handler's RetryLater choose the delay of the next try", async () => {
       const { d, inbox } = await open();
       const seen = await worker(inbox, () => {
         if (seen.length === 1) throw new RetryLater('busy', { retryAfterSeconds: 1 });
