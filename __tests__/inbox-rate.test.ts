@@ -6,13 +6,14 @@ import { buildEvent } from '../lib/testing';
 import { describeEachEngine } from './support/describe-each-engine';
 import { eventually } from './support/inbox-engines';
 
-const EVENTS = 160;
-const RATE: WorkerRate = { max: 20, perMs: 500 };
+const EVENTS = 100;
+const RATE: WorkerRate = { max: 20, perMs: 1000 };
 /**
  * What the start times measured in the handler may lose against the engine's own clock: the time
- * between a job's fetch and its handler's call, which varies with the event loop.
+ * between a job's fetch and its handler's call, which varies with the event loop (142 ms seen at a
+ * load average of 20 on 2 cores). A quarter of a window: without the limit, 41 starts take 50-200 ms.
  */
-const SLACK_MS = 100;
+const SLACK_MS = 250;
 
 /**
  * The pairs of starts closer than the bound allows, with one window of give (BullMQ counts in fixed
