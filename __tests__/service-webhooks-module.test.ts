@@ -8,6 +8,7 @@ import { bullmqInbox } from 'service-webhooks/bullmq';
 import { deliverEvent } from 'service-webhooks/testing';
 import { Redis } from 'ioredis';
 import { binaryMode, delivery, issued, TOKEN } from './support/contract-rows';
+import { DEMO_TOKEN, playDemoScenario } from './support/demo-scenario';
 import { overHttp, PATH } from './support/doors';
 import { startNestApp, type NestPlatform } from './support/nest-doors';
 import { pollUntil } from './support/poll-until';
@@ -32,6 +33,42 @@ class PassHandlers {
   @OnServiceEvent('ag.card_template.created')
   onFamily(event: ServiceEvent<'ag.access_pass.*' | 'ag.card_template.created'>) {
     this.seen.push(`family ${event.type}`);
+  }
+}
+
+/**
+ * The demo's handlers (demo-app/demo-receiver.ts) as a Nest provider: the template method fails the
+ * first time it sees an event marked `fail_once`, as the demo's does; the other counts every family.
+ */
+@Injectable()
+class DemoHandlers {
+  readonly handled = new Map<string, number>();
+  readonly #failed = new Set<string>();
+
+  @OnServiceEvent('ag.card_template.*')
+  onTemplate(event: ServiceEvent<'ag.card_template.*'>) {
+    if (event.data.metadata.fail_once === true && !this.#failed.has(event.id)) {
+      this.#failed.add(event.id);
+      throw new Error('template store briefly unavailable');
+    }
+    this.#count(event.id);
+  }
+
+  @OnServiceEvent([
+    'ag.access_pass.*',
+    'ag.card_template_pair.*',
+    'ag.landing_page.*',
+    'ag.credential_profile.*',
+    'ag.hid_org.*',
+    'ag.account_balance.*',
+    'ag.webhook.*',
+  ])
+  onOther(event: { id: string }) {
+    this.#count(event.id);
+  }
+
+  #count(id: string) {
+    this.handled.set(id, (this.handled.get(id) ?? 0) + 1);
   }
 }
 
@@ -82,6 +119,17 @@ describe.each(PLATFORMS)('ServiceWebhooksModule on Nest %s', (platform) => {
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.text)).toMatchObject({ status: 'processed' });
     expect(seen.sort()).toEqual(['family ag.access_pass.issued', 'issued evt_nest']);
+  });
+
+  it("meets every expectation of the demo's scenario file, each event handled once by the decorated methods", async () => {
+    const started = await startNestApp(platform, {
+      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [DEMO_TOKEN], logger: false })],
+      providers: [DemoHandlers],
+    });
+    app = started.app;
+    const receiver = app.get(ServiceWebhooks);
+    const { handled } = app.get(DemoHandlers);
+    await playDemoScenario(started.url, PATH, handled, () => receiver.drain());
   });
 
   it('authenticates before reading the body: a JSON body Nest would parse is refused 401 while unfinished', async () => {
