@@ -1,10 +1,13 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createDemoReceiver } from '../demo-app/demo-receiver';
-import { formatTable, runDemo } from '../demo-app/run-demo';
-import { buildEvent, sendEvent } from '../lib/testing';
+import { DEMO_SCENARIO, formatTable, runDemo } from '../demo-app/run-demo';
+import { buildEvent, playScenario, sendEvent, type Scenario } from '../lib/testing';
+import { DEMO_TOKEN, playDemoScenario } from './support/demo-scenario';
 import { gate } from './support/gate';
 
 const ROOT = path.join(__dirname, '..');
@@ -123,6 +126,54 @@ describe('the demo app', () => {
       });
     } finally {
       await run.close();
+    }
+  }, 60_000);
+
+  it('its scenario file plays against the demo receiver with every expectation met, each event handled once', async () => {
+    const demo = createDemoReceiver();
+    demo.useToken(DEMO_TOKEN);
+    await playDemoScenario(demo.app, '/webhooks', demo.handled, () => demo.drain());
+  });
+
+  it('played without retries, its flaky event stops the scenario with the 500, unacknowledged and not handled', async () => {
+    const demo = createDemoReceiver();
+    demo.useToken(DEMO_TOKEN);
+    await expect(
+      playScenario(demo.app, DEMO_SCENARIO, { token: DEMO_TOKEN, path: '/webhooks' }),
+    ).rejects.toThrow(
+      /playScenario: delivery 32, ag\.card_template\.published \[[^\]]+\]: expected status 200 and body\.status "processed", got 500 /,
+    );
+    const scenario = JSON.parse(readFileSync(DEMO_SCENARIO, 'utf8')) as Scenario;
+    expect(demo.handled.has(scenario.deliveries[32]!.event.id)).toBe(false);
+    expect(demo.handled.size).toBe(32);
+  });
+
+  it('runDemo reports an expectation of the file the receiver did not meet, naming the delivery', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'demo-scenario-'));
+    const scenario = JSON.parse(readFileSync(DEMO_SCENARIO, 'utf8')) as Scenario;
+    const file = path.join(dir, 'wrong.json');
+    // Only the flaky event, then its duplicate wrongly expected processed.
+    const flaky = scenario.deliveries[32]!;
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...scenario,
+        deliveries: [flaky, { ...flaky, expect: { status: 200, body: { status: 'processed' } } }],
+      }),
+    );
+    const run = await runDemo({ scenario: file });
+    try {
+      expect(run.ok).toBe(false);
+      expect(run.problems).toEqual([
+        'delivery 1, ag.card_template.published (A): answered "duplicate", not "processed"',
+      ]);
+      expect(run.rows.map((r) => [r.attempts, r.receiver, r.note])).toEqual([
+        [2, 'processed', 'handler fails once, retried'],
+        [1, 'duplicate', 'the same event delivered again'],
+      ]);
+    } finally {
+      await run.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 

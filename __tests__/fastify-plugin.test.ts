@@ -4,6 +4,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createEventRouter, type AnyWebhookEvent } from '../lib';
 import { serviceWebhooks } from 'service-webhooks/fastify';
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
+import { createDemoRouter } from '../demo-app/demo-receiver';
+import { DEMO_TOKEN, playDemoScenario } from './support/demo-scenario';
 import { gate } from './support/gate';
 import { allBlocks, runBlocks } from './support/readme-blocks';
 import { pollUntil } from './support/poll-until';
@@ -276,6 +278,30 @@ describe.each(VERSIONS)('serviceWebhooks, the Fastify plugin, on $name', (versio
     const plugin = serviceWebhooks as unknown as Record<symbol, unknown>;
     expect(plugin[Symbol.for('skip-override')]).toBe(true);
     expect(plugin[Symbol.for('plugin-meta')]).toEqual({ name: 'service-webhooks', fastify: '4.x || 5.x' });
+  });
+});
+
+describe.each(VERSIONS)("the demo's scenario against the plugin on $name", (version) => {
+  it('meets every expectation of scenarios/demo.json, each event handled once, beside a route of its own', async () => {
+    const demo = createDemoRouter();
+    app = version.make();
+    // A JSON route of the app's own: the plugin's route must not change how Fastify parses it.
+    app.post('/orders', async (request) => ({ received: request.body }));
+    await app.register(serviceWebhooks, {
+      prefix: '/webhooks',
+      bearerTokens: [DEMO_TOKEN],
+      router: demo.router,
+      logger: false,
+    });
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const instance = app;
+    await playDemoScenario(base, '/webhooks', demo.handled, () => instance.serviceWebhooks.drain());
+    const order = await fetch(`${base}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"n":2}',
+    });
+    expect(await order.json()).toEqual({ received: { n: 2 } });
   });
 });
 

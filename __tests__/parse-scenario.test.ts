@@ -31,6 +31,18 @@ describe('parseScenario', () => {
     expect(parseScenario(good(), 'test')).toEqual(good());
   });
 
+  it.each(['A', 'B'] as const)(
+    "keeps an ag.webhook.cert_expiring in layout %s as the emulator sends it: the spec shows none of that family's data",
+    (layout) => {
+      const scenario = {
+        scenarioVersion: 1,
+        deliveries: [{ event: buildEvent('ag.webhook.cert_expiring', {}, { layout }), layout }],
+      };
+      expect(scenario.deliveries[0]!.event.data).toHaveProperty('certificate_fingerprint');
+      expect(parseScenario(structuredClone(scenario), 'test')).toEqual(scenario);
+    },
+  );
+
   const broken: [string, (s: Good) => unknown, RegExp][] = [
     [
       'an unknown event type',

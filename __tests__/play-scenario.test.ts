@@ -50,12 +50,12 @@ describe('playScenario', () => {
     const file = join(dir, 'trap.json');
     writeFileSync(file, JSON.stringify(trap));
     const played = await playScenario(app, file, { token, path: '/webhooks' });
-    expect(played.map((p) => [p.index, p.repeat, p.status, p.bodyStatus])).toEqual([
-      [0, 0, 200, 'processed'],
-      [1, 0, 200, 'processed'],
-      [2, 0, 200, 'processed'],
-      [2, 1, 200, 'duplicate'],
-      [3, 0, 200, 'stale'],
+    expect(played.map((p) => [p.index, p.repeat, p.status, p.bodyStatus, p.attempts])).toEqual([
+      [0, 0, 200, 'processed', 1],
+      [1, 0, 200, 'processed', 1],
+      [2, 0, 200, 'processed', 1],
+      [2, 1, 200, 'duplicate', 1],
+      [3, 0, 200, 'stale', 1],
     ]);
     // The stale update never ran: the pass stays suspended.
     expect(states).toEqual(['created', 'active', 'suspended']);
@@ -102,9 +102,57 @@ describe('playScenario', () => {
     }
   });
 
+  describe('with retries', () => {
+    /** A receiver whose handler fails its first `failures` calls, as a dependency briefly down. */
+    function flakyApp(failures: number) {
+      const runs: string[] = [];
+      let calls = 0;
+      const router = createEventRouter().on('ag.access_pass.issued', (event) => {
+        if (++calls <= failures) throw new Error('briefly down');
+        runs.push(event.id);
+      });
+      const app = express();
+      app.use('/webhooks', webhookReceiver({ bearerTokens: [token], router, logger: false }));
+      return { app, runs };
+    }
+    const once: Scenario = {
+      scenarioVersion: 1,
+      deliveries: [
+        { ...pass('issued', 1, 'created'), expect: { status: 200, body: { status: 'processed' } } },
+      ],
+    };
+
+    it('sends a failed delivery again, as the Service does, and checks the last answer', async () => {
+      const { app, runs } = flakyApp(2);
+      const played = await playScenario(app, once, { token, path: '/webhooks', retries: 2 });
+      expect(played).toEqual([
+        expect.objectContaining({ index: 0, attempts: 3, status: 200, bodyStatus: 'processed' }),
+      ]);
+      expect(runs).toEqual([once.deliveries[0]!.event.id]);
+    });
+
+    it('stops at its bound: the last failure is reported with how many attempts were made, nothing acknowledged', async () => {
+      const { app, runs } = flakyApp(2);
+      await expect(playScenario(app, once, { token, path: '/webhooks', retries: 1 })).rejects.toThrow(
+        /delivery 0, ag\.access_pass\.issued \[[^\]]+\]: expected status 200 and body\.status "processed", got 500 .* \(after 2 attempts\)$/,
+      );
+      expect(runs).toEqual([]);
+    });
+
+    it('sends an answered 200 once, whatever its body', async () => {
+      const { app } = orderedApp();
+      const played = await playScenario(app, trap, { token, path: '/webhooks', retries: 3 });
+      expect(played.map((p) => p.attempts)).toEqual([1, 1, 1, 1, 1]);
+    });
+  });
+
   it.each([
     ['a misspelt option', { timng: 'fast' }, /unknown option "timng"; did you mean "timing"\?/],
     ['an unknown timing', { timing: 'slow' }, /timing must be 'fast' or 'original' \(got "slow"\)/],
+    ['negative retries', { retries: -1 }, /retries must be a whole number from 0 to 100 \(got -1\)/],
+    ['fractional retries', { retries: 1.5 }, /retries must be a whole number from 0 to 100 \(got 1\.5\)/],
+    ['retries past the bound', { retries: 101 }, /retries must be a whole number from 0 to 100 \(got 101\)/],
+    ['retries as text', { retries: '2' }, /retries must be a whole number from 0 to 100 \(got "2"\)/],
   ])('refuses %s', async (_, options, message) => {
     await expect(playScenario(orderedApp().app, trap, options as object)).rejects.toThrow(message);
   });

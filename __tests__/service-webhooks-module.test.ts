@@ -4,10 +4,13 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Test } from '@nestjs/testing';
 import type { ServiceEvent } from 'service-webhooks/nestjs';
 import { OnServiceEvent, ServiceWebhooks, ServiceWebhooksModule } from 'service-webhooks/nestjs';
+import { BullModule, InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job, Queue } from 'bullmq';
 import { bullmqInbox } from 'service-webhooks/bullmq';
 import { deliverEvent } from 'service-webhooks/testing';
 import { Redis } from 'ioredis';
 import { binaryMode, delivery, issued, TOKEN } from './support/contract-rows';
+import { DEMO_TOKEN, playDemoScenario } from './support/demo-scenario';
 import { overHttp, PATH } from './support/doors';
 import { startNestApp, type NestPlatform } from './support/nest-doors';
 import { pollUntil } from './support/poll-until';
@@ -32,6 +35,42 @@ class PassHandlers {
   @OnServiceEvent('ag.card_template.created')
   onFamily(event: ServiceEvent<'ag.access_pass.*' | 'ag.card_template.created'>) {
     this.seen.push(`family ${event.type}`);
+  }
+}
+
+/**
+ * The demo's handlers (demo-app/demo-receiver.ts) as a Nest provider: the template method fails the
+ * first time it sees an event marked `fail_once`, as the demo's does; the other counts every family.
+ */
+@Injectable()
+class DemoHandlers {
+  readonly handled = new Map<string, number>();
+  readonly #failed = new Set<string>();
+
+  @OnServiceEvent('ag.card_template.*')
+  onTemplate(event: ServiceEvent<'ag.card_template.*'>) {
+    if (event.data.metadata.fail_once === true && !this.#failed.has(event.id)) {
+      this.#failed.add(event.id);
+      throw new Error('template store briefly unavailable');
+    }
+    this.#count(event.id);
+  }
+
+  @OnServiceEvent([
+    'ag.access_pass.*',
+    'ag.card_template_pair.*',
+    'ag.landing_page.*',
+    'ag.credential_profile.*',
+    'ag.hid_org.*',
+    'ag.account_balance.*',
+    'ag.webhook.*',
+  ])
+  onOther(event: { id: string }) {
+    this.#count(event.id);
+  }
+
+  #count(id: string) {
+    this.handled.set(id, (this.handled.get(id) ?? 0) + 1);
   }
 }
 
@@ -82,6 +121,17 @@ describe.each(PLATFORMS)('ServiceWebhooksModule on Nest %s', (platform) => {
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.text)).toMatchObject({ status: 'processed' });
     expect(seen.sort()).toEqual(['family ag.access_pass.issued', 'issued evt_nest']);
+  });
+
+  it("meets every expectation of the demo's scenario file, each event handled once by the decorated methods", async () => {
+    const started = await startNestApp(platform, {
+      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [DEMO_TOKEN], logger: false })],
+      providers: [DemoHandlers],
+    });
+    app = started.app;
+    const receiver = app.get(ServiceWebhooks);
+    const { handled } = app.get(DemoHandlers);
+    await playDemoScenario(started.url, PATH, handled, () => receiver.drain());
   });
 
   it('authenticates before reading the body: a JSON body Nest would parse is refused 401 while unfinished', async () => {
@@ -319,38 +369,146 @@ describeWithRedis('ServiceWebhooksModule with a BullMQ inbox', () => {
     return list.trim().split('\n').length;
   }
 
+  /**
+   * Runs `body`, closes the app it returns, and checks that Redis holds the connections it had
+   * before: app.close() resolved after every module's onApplicationShutdown.
+   */
+  async function closingEveryConnection(body: () => Promise<INestApplication>): Promise<void> {
+    const probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    probe.on('error', () => undefined);
+    try {
+      const before = await connections(probe);
+      const app = await body();
+      await app.close();
+      expect(await connections(probe)).toBe(before);
+    } finally {
+      probe.disconnect();
+    }
+  }
+
+  /** A provider whose decorated method records the id of each ag.access_pass.issued in `ran`. */
+  function issuedRecorder(ran: string[]) {
+    @Injectable()
+    class Queued {
+      @OnServiceEvent('ag.access_pass.issued')
+      onIssued(event: ServiceEvent<'ag.access_pass.issued'>) {
+        ran.push(event.id);
+      }
+    }
+    return Queued;
+  }
+
   it.each(PLATFORMS)(
     'on %s: queues the event, runs the decorated method in the worker started with the app, and closes every connection on app.close()',
-    async (platform) => {
-      const probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-      probe.on('error', () => undefined);
-      try {
-        const before = await connections(probe);
+    (platform) =>
+      closingEveryConnection(async () => {
         const ran: string[] = [];
-        @Injectable()
-        class Queued {
-          @OnServiceEvent('ag.access_pass.issued')
-          onIssued(event: ServiceEvent<'ag.access_pass.issued'>) {
-            ran.push(event.id);
-          }
-        }
         const inbox = bullmqInbox({ connection: redis.url, name: `nest-${platform}`, logger: false });
         const { app, url } = await startNestApp(platform, {
           imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false, inbox })],
-          providers: [Queued],
+          providers: [issuedRecorder(ran)],
         });
         const answer = await overHttp(url + PATH, delivery(issued({}, `evt_queued_${platform}`)));
         expect(answer.status).toBe(200);
         expect(JSON.parse(answer.text)).toMatchObject({ status: 'queued' });
         await pollUntil('the worker ran the decorated method', () => ran.length > 0, { timeoutMs: 15_000 });
         expect(ran).toEqual([`evt_queued_${platform}`]);
-        await app.close();
-        // app.close() resolved after onApplicationShutdown: the worker's and the queue's connections are gone.
-        expect(await connections(probe)).toBe(before);
-      } finally {
-        probe.disconnect();
-      }
-    },
+        return app;
+      }),
     60_000,
   );
+
+  it.each(PLATFORMS)(
+    'on %s: beside @nestjs/bullmq on the same Redis (its BullModule.forRoot, a queue and a processor), each queue runs only its own jobs, and app.close() closes both',
+    (platform) =>
+      closingEveryConnection(async () => {
+        const ran: string[] = [];
+        const orders: string[] = [];
+        const completed: unknown[] = [];
+        const ORDERS = `orders-${platform}`;
+        @Processor(ORDERS)
+        class OrdersProcessor extends WorkerHost {
+          async process(job: Job<{ n: number }>) {
+            orders.push(`${job.name} ${job.data.n}`);
+            return job.data.n * 2;
+          }
+
+          @OnWorkerEvent('completed')
+          onCompleted(job: Job) {
+            completed.push(job.returnvalue);
+          }
+        }
+        @Injectable()
+        class Orders {
+          constructor(@InjectQueue(ORDERS) readonly queue: Queue) {}
+        }
+        // One object of connection options, as an app's config gives both: neither may change it.
+        const { hostname, port } = new URL(redis.url);
+        const shared = { host: hostname, port: Number(port) };
+        const inbox = bullmqInbox({ connection: shared, name: `nest-beside-${platform}`, logger: false });
+        const { app, url } = await startNestApp(platform, {
+          imports: [
+            BullModule.forRoot({ connection: shared }),
+            BullModule.registerQueue({ name: ORDERS }),
+            ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false, inbox }),
+          ],
+          providers: [issuedRecorder(ran), OrdersProcessor, Orders],
+        });
+        const answer = await overHttp(url + PATH, delivery(issued({}, `evt_beside_${platform}`)));
+        expect([answer.status, JSON.parse(answer.text)]).toEqual([
+          200,
+          expect.objectContaining({ status: 'queued' }),
+        ]);
+        const { queue } = app.get(Orders);
+        const job = await queue.add('order', { n: 21 });
+        await pollUntil('both workers ran their job', () => ran.length > 0 && completed.length > 0, {
+          timeoutMs: 15_000,
+        });
+        // Each worker took only its own queue's job: the app's processor never saw the event, nor
+        // the inbox's worker the order, which completed with its processor's value.
+        expect(ran).toEqual([`evt_beside_${platform}`]);
+        expect(orders).toEqual(['order 21']);
+        expect(completed).toEqual([42]);
+        expect(job.queueName).toBe(ORDERS);
+        expect(await queue.getJobCounts('completed', 'failed', 'waiting')).toEqual({
+          completed: 1,
+          failed: 0,
+          waiting: 0,
+        });
+        expect(await inbox.status()).toMatchObject({ waiting: 0, active: 0, dead: 0 });
+        // The shared options are as they were: the inbox's worker got maxRetriesPerRequest: null on
+        // a copy, and Nest's queue and worker kept theirs.
+        expect(shared).toEqual({ host: hostname, port: Number(port) });
+        return app;
+      }),
+    60_000,
+  );
+
+  it("runs docs/frameworks.md's @nestjs/bullmq module as written: the event and the order each run in their own worker", async () => {
+    const block = allBlocks().find((b) => b.file === 'src/queues.module.ts');
+    if (block === undefined) throw new Error('docs/frameworks.md has no block src/queues.module.ts');
+    const { hostname, port } = new URL(redis.url);
+    Object.assign(process.env, { REDIS_HOST: hostname, REDIS_PORT: port, SERVICE_WEBHOOK_TOKEN: TOKEN });
+    try {
+      await closingEveryConnection(async () => {
+        const exported = runBlocks([block]).get(block.file) as Record<
+          string,
+          new (...args: never[]) => unknown
+        >;
+        const { app, url } = await startNestApp('express', { imports: [exported.QueuesModule!] });
+        const answer = await overHttp(url + PATH, delivery(issued({}, 'evt_docs_beside')));
+        expect(JSON.parse(answer.text)).toMatchObject({ status: 'queued' });
+        await (app.get(exported.Orders!) as { queue: Queue }).queue.add('ship', { orderId: 7 });
+        const passes = app.get(exported.PassService!) as { issued: string[] };
+        const orders = app.get(exported.OrdersProcessor!) as { shipped: number[] };
+        await pollUntil('both workers ran', () => passes.issued.length > 0 && orders.shipped.length > 0, {
+          timeoutMs: 15_000,
+        });
+        expect([passes.issued, orders.shipped]).toEqual([['evt_docs_beside'], [7]]);
+        return app;
+      });
+    } finally {
+      for (const name of ['REDIS_HOST', 'REDIS_PORT', 'SERVICE_WEBHOOK_TOKEN']) delete process.env[name];
+    }
+  }, 60_000);
 });

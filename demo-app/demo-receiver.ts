@@ -8,6 +8,7 @@ import {
   type AccessPassEventType,
   type AnyWebhookEvent,
   type DeliveryRecord,
+  type EventRouter,
   type Logger,
   type WebhookEvent,
   type WebhookReceiver,
@@ -45,12 +46,21 @@ function describePass(event: WebhookEvent<AccessPassEventType>): string {
     : `pass ${data.id} (${data.full_name}), state ${data.state}`;
 }
 
-export function createDemoReceiver(logger: Logger | false = false): DemoReceiver {
+/** The demo's handlers, and how many times each event's succeeded, by event id. */
+export interface DemoRouter {
+  router: EventRouter;
+  readonly handled: ReadonlyMap<string, number>;
+}
+
+/**
+ * The demo's handlers: one per family, each logging what its event says. The card template handler
+ * fails the first time it sees an event whose metadata holds `fail_once: true`, as a dependency
+ * briefly down would, so the Service's retry is seen. Any door can mount it (the demo's Express app,
+ * a Fastify plugin, a Nest module's `router`).
+ */
+export function createDemoRouter(logger: Logger | false = false): DemoRouter {
   const handled = new Map<string, number>();
   const failedOnce = new Set<string>();
-  const log: DeliveryLogEntry[] = [];
-  const seen = new Map<string, number>();
-  let receiver: WebhookReceiver | undefined;
 
   const succeeded = (event: AnyWebhookEvent, line: string) => {
     handled.set(event.id, (handled.get(event.id) ?? 0) + 1);
@@ -109,6 +119,15 @@ export function createDemoReceiver(logger: Logger | false = false): DemoReceiver
         `the Service's client certificate ${fingerprint.slice(0, 23)}… expires ${expires}: add the next certificate's fingerprint to mtls.fingerprints before then`,
       );
     });
+
+  return { router, handled };
+}
+
+export function createDemoReceiver(logger: Logger | false = false): DemoReceiver {
+  const { router, handled } = createDemoRouter(logger);
+  const log: DeliveryLogEntry[] = [];
+  const seen = new Map<string, number>();
+  let receiver: WebhookReceiver | undefined;
 
   /** Logs what the receiver answered, once the answer is sent. */
   const record = (delivery: DeliveryRecord) => {

@@ -1,9 +1,24 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { EVENT_TYPES, type Logger } from '../lib';
 import { ConsoleClient } from '../lib/console';
-import { createEmulator, type EmulatedDelivery } from '../lib/emulator';
+import { createEmulator, type AttemptRecord, type EmulatedDelivery, type Emulator } from '../lib/emulator';
+import { parseScenario, type Scenario, type ScenarioDelivery } from '../lib/testing';
 import { createDemoReceiver } from './demo-receiver';
+
+/**
+ * The demo's scenario file: every event type in both layouts, one handler failing once, one event
+ * delivered again. Found from the repository's root both from source (the tests) and from
+ * .demo-build (npm run demo).
+ */
+export const DEMO_SCENARIO = path.join(
+  __dirname,
+  __dirname.split(path.sep).includes('.demo-build') ? '../..' : '..',
+  'scenarios',
+  'demo.json',
+);
 
 export interface ScenarioRow {
   type: string;
@@ -13,7 +28,7 @@ export interface ScenarioRow {
   attempts: number;
   /** What the emulator ended with. */
   delivery: EmulatedDelivery['state'];
-  /** What the receiver answered last. */
+  /** What the receiver answered last: its answer's `status` field, or its HTTP status. */
   receiver: string;
   note: string;
 }
@@ -27,17 +42,80 @@ export interface DemoRun {
   close(): Promise<void>;
 }
 
-const FLAKY = { type: 'ag.card_template.published', layout: 'A' } as const;
-const DUPLICATED = { type: 'ag.access_pass.issued', layout: 'A' } as const;
+/** The answer's `status` field (`processed`, `duplicate`), or null when it has none. */
+function answerStatus(attempt: AttemptRecord | undefined): string | null {
+  try {
+    const body = JSON.parse(attempt?.responseBody ?? '') as { status?: unknown } | null;
+    return typeof body?.status === 'string' ? body.status : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Why the last attempt does not meet the delivery's expectation, or undefined when it does. */
+function unmet({ expect }: ScenarioDelivery, last: AttemptRecord | undefined): string | undefined {
+  if (expect?.status !== undefined && last?.status !== expect.status)
+    return `answered ${last?.status ?? 'nothing'}, not ${expect.status}`;
+  if (expect?.body !== undefined && answerStatus(last) !== expect.body.status)
+    return `answered "${answerStatus(last)}", not "${expect.body.status}"`;
+  return undefined;
+}
+
+/**
+ * Plays the scenario through the emulator, as `service-webhooks trigger --scenario` does: each
+ * delivery (then its repeats) once the one before is acknowledged or dropped, the emulator retrying
+ * as the Service would, and the last attempt checked against the delivery's expectation.
+ */
+async function playThrough(
+  emulator: Emulator,
+  scenario: Scenario,
+): Promise<{ rows: ScenarioRow[]; problems: string[] }> {
+  const rows: ScenarioRow[] = [];
+  const problems: string[] = [];
+  const sent = new Set<string>();
+  for (const [index, delivery] of scenario.deliveries.entries()) {
+    for (let repeat = 0; repeat <= (delivery.repeat ?? 0); repeat++) {
+      const { event, layout } = delivery;
+      const again = sent.has(event.id);
+      sent.add(event.id);
+      const { deliveries } = emulator.deliver(event);
+      await emulator.waitForDeliveries({ eventId: event.id }, { timeoutMs: 60_000 });
+      const failsOnce = (event.data.metadata as { fail_once?: unknown } | undefined)?.fail_once === true;
+      for (const started of deliveries) {
+        const last = emulator.attempts
+          .filter((a) => a.eventId === event.id && a.webhookId === started.webhookId)
+          .at(-1);
+        rows.push({
+          type: event.type,
+          layout,
+          eventId: event.id,
+          attempts: started.attempts,
+          delivery: started.state,
+          receiver: answerStatus(last) ?? String(last?.status ?? 'no answer'),
+          note: again ? 'the same event delivered again' : failsOnce ? 'handler fails once, retried' : '',
+        });
+        const wrong = unmet(delivery, last);
+        if (wrong !== undefined)
+          problems.push(
+            `delivery ${index}${repeat === 0 ? '' : ` (repeat ${repeat})`}, ${event.type} (${layout}): ${wrong}`,
+          );
+      }
+    }
+  }
+  return { rows, problems };
+}
 
 /**
  * Starts the emulator (its web console is the demo's dashboard, on `port`) and the demo receiver,
- * registers it, plays the scenario and checks the outcome.
+ * registers it, plays the scenario file (`scenario`, {@link DEMO_SCENARIO} unless given) and checks
+ * its expectations, and that every event was handled exactly once.
  */
 export async function runDemo(
-  options: { port?: number; print?: (line: string) => void; logger?: Logger | false } = {},
+  options: { port?: number; print?: (line: string) => void; logger?: Logger | false; scenario?: string } = {},
 ): Promise<DemoRun> {
   const print = options.print ?? (() => undefined);
+  const file = options.scenario ?? DEMO_SCENARIO;
+  const scenario = parseScenario(JSON.parse(readFileSync(file, 'utf8')), file);
   const emulator = await createEmulator({
     port: options.port ?? 0,
     retryWindowMs: 60_000,
@@ -72,60 +150,19 @@ export async function runDemo(
       `registered webhook ${created.id} through the console API; handshake answered, verified: ${verified.verified}`,
     );
 
-    const played: { delivery: EmulatedDelivery; layout: string; note: string }[] = [];
-    for (const type of EVENT_TYPES) {
-      for (const layout of ['A', 'B'] as const) {
-        const flaky = type === FLAKY.type && layout === FLAKY.layout;
-        const { deliveries } = emulator.emit(
-          type,
-          flaky ? { metadata: { color: 'navy', fail_once: true } } : {},
-          { layout },
-        );
-        for (const delivery of deliveries)
-          played.push({ delivery, layout, note: flaky ? 'handler fails once, retried' : '' });
-      }
-    }
-    const original = played.find(
-      (p) => p.delivery.type === DUPLICATED.type && p.layout === DUPLICATED.layout,
-    );
-    if (original) {
-      await emulator.waitForDeliveries({ eventId: original.delivery.eventId });
-      const [again] = emulator.deliver(original.delivery.envelope).deliveries;
-      if (again)
-        played.push({ delivery: again, layout: original.layout, note: 'the same event delivered again' });
-    }
-    await emulator.waitForIdle({ timeoutMs: 60_000 });
+    print(`playing ${path.relative(process.cwd(), file)}: ${scenario.deliveries.length} deliveries`);
+    const { rows, problems } = await playThrough(emulator, scenario);
     await demo.drain();
 
-    const lastAnswer = new Map(demo.log.map((entry) => [`${entry.eventId}#${entry.attempt}`, entry.outcome]));
-    const attemptsBefore = new Map<string, number>();
-    const rows: ScenarioRow[] = played.map(({ delivery, layout, note }) => {
-      const before = attemptsBefore.get(delivery.eventId) ?? 0;
-      attemptsBefore.set(delivery.eventId, before + delivery.attempts);
-      return {
-        type: delivery.type,
-        layout,
-        eventId: delivery.eventId,
-        attempts: delivery.attempts,
-        delivery: delivery.state,
-        receiver: lastAnswer.get(`${delivery.eventId}#${before + delivery.attempts}`) ?? 'no answer',
-        note,
-      };
-    });
-
-    const problems: string[] = [];
     for (const row of rows)
       if (row.delivery !== 'acknowledged') problems.push(`${row.type} (${row.layout}) was ${row.delivery}`);
     for (const eventId of new Set(rows.map((r) => r.eventId))) {
       const times = demo.handled.get(eventId) ?? 0;
       if (times !== 1) problems.push(`event ${eventId} was handled ${times} times, not once`);
     }
-    const flakyRow = rows.find((r) => r.note.startsWith('handler fails once'));
-    if (flakyRow?.attempts !== 2)
-      problems.push(`the flaky handler's event took ${flakyRow?.attempts} attempts, not 2`);
-    const duplicateRow = rows.find((r) => r.note.startsWith('the same event'));
-    if (duplicateRow?.receiver !== 'duplicate')
-      problems.push(`the duplicate delivery was answered "${duplicateRow?.receiver}", not duplicate`);
+    // The demo's template handler fails the first attempt of an event marked fail_once, and only that.
+    for (const row of rows.filter((r) => r.note.startsWith('handler fails once')))
+      if (row.attempts !== 2) problems.push(`the flaky handler's event took ${row.attempts} attempts, not 2`);
 
     return { ok: problems.length === 0, rows, problems, consoleUrl: `${emulator.url}/`, close };
   } catch (error) {
