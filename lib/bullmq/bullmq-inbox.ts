@@ -4,7 +4,8 @@ import type { EventRouter } from '../events/event-router';
 import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
 import { deadLetterOf, failedJobs, replayFailed } from './bullmq-dead-letters';
-import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { failedIssues } from './bullmq-issues';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -177,6 +178,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       const { limit, type } = checkDeadLettersQuery(options);
       const jobs = await failedJobs(queue, (d) => type === undefined || d.type === type, limit);
       return jobs.map(deadLetterOf);
+    },
+    async issues(query) {
+      return failedIssues(queue, checkIssuesQuery(query));
     },
     async replay(target: string | ReplayFilter) {
       return replayFailed(queue, checkReplayTarget(target));

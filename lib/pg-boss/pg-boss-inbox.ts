@@ -6,7 +6,8 @@ import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inb
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
-import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { findIssues, inIssue } from './pg-boss-issue-reads';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
@@ -168,11 +169,15 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const jobs = await findDeadJobs(await boss(), schema, dead, query);
       return jobs.map((j) => deadLetterOf(j.data));
     },
+    async issues(query) {
+      return findIssues(await boss(), schema, dead, checkIssuesQuery(query));
+    },
     async replay(given: string | ReplayFilter) {
       const target = checkReplayTarget(given);
       const b = await boss();
+      const issue = typeof target === 'string' ? undefined : target.issue;
       const query =
-        typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };
+        typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since, issue };
       let replayed = 0;
       // A page at a time, each after the last one read: the walk ends, even if a page cannot move.
       for (let after: DeadJob | undefined; ;) {
@@ -180,12 +185,8 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
         // One statement of pg-boss's moves the page: each dead letter is deleted as its job is
         // created, so at no instant is the event neither queued nor dead (a replayed job that dies
         // again has a new id, and its new dead letter conflicts with nothing).
-        if (jobs.length > 0)
-          replayed += await b.redrive(dead, {
-            destination: name,
-            ids: jobs.map((j) => j.id),
-            limit: jobs.length,
-          });
+        const ids = jobs.filter((j) => issue === undefined || inIssue(j.data, issue)).map((j) => j.id);
+        if (ids.length > 0) replayed += await b.redrive(dead, { destination: name, ids, limit: ids.length });
         after = jobs.at(-1);
         if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
       }

@@ -1,5 +1,6 @@
 import { didYouMean } from '../did-you-mean';
-import { checkDeadLettersQuery } from '../inbox/check-dead-letter-query';
+import { checkDeadLettersQuery, checkIssuesQuery } from '../inbox/check-dead-letter-query';
+import { findIssues } from './pg-boss-issue-reads';
 import type { Inbox } from '../inbox/inbox';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
@@ -59,6 +60,7 @@ export function readOnlyPgBossInbox(options: {
       const jobs = await findDeadJobs(await boss(), schema, dead, checked);
       return jobs.map((j) => deadLetterOf(j.data));
     },
+    issues: async (query) => findIssues(await boss(), schema, dead, checkIssuesQuery(query)),
     status: async () => {
       const b = await boss();
       return { paused: await isPaused(b, name), ...(await readStatus(b, schema, name, dead)) };
