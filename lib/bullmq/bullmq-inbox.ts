@@ -6,6 +6,9 @@ import { jobIdFor } from '../inbox/queued-delivery';
 import { deadLetterOf, failedJobs, replayFailed } from './bullmq-dead-letters';
 import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
 import { failedIssues } from './bullmq-issues';
+import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
+import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
+import { redisIssueLedger } from './redis-issue-ledger';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -165,12 +168,26 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       });
     },
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = await startBullmqWorker(
+      const alerts = checkIssueAlerts(workerOptions, 'inbox.startWorker');
+      const started = await startBullmqWorker(
         at,
         { lockDuration, maxStalledCount },
         router,
         workerOptionsFor(workerOptions, attempts),
       );
+      const watch =
+        alerts &&
+        watchIssues({
+          ...alerts,
+          read: () => failedIssues(queue, { limit: MAX_ISSUES }),
+          ledger: redisIssueLedger(
+            () => (queue.getBackend() as unknown as { client: Promise<never> }).client,
+            at.prefix,
+            name,
+          ),
+          log: resolveLogger(workerOptions?.logger, 'inbox.startWorker'),
+        });
+      const worker = { close: () => Promise.all([watch?.close(), started.close()]).then(() => undefined) };
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },

@@ -18,7 +18,9 @@ export async function failedIssues(
   for (let start = 0; ; start += PAGE) {
     const page = await queue.getFailed(start, start + PAGE - 1);
     for (const job of page) {
-      if (!isQueuedDelivery(job.data)) continue;
+      // Replayed between the set's read and the job's: no longer a dead letter (its failure cleared).
+      if (!isQueuedDelivery(job.data) || job.finishedOn === undefined || job.failedReason === undefined)
+        continue;
       const letter = deadLetterOf(job);
       const at = letter.failedAt ?? letter.receivedAt;
       const group = { count: 1, firstSeen: at, lastSeen: at, sampleEventIds: [letter.delivery.id] };

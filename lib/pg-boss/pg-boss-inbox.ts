@@ -8,6 +8,9 @@ import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
 import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
 import { findIssues, inIssue } from './pg-boss-issue-reads';
+import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
+import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
+import { pgIssueLedger } from './pg-issue-ledger';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
@@ -160,7 +163,21 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     name,
     enqueue,
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = startPgBossWorker(await boss(), { name, dead }, router, workerOptions);
+      const alerts = checkIssueAlerts(workerOptions, 'inbox.startWorker');
+      const b = await boss();
+      const started = startPgBossWorker(b, { name, dead }, router, workerOptions);
+      const watch =
+        alerts &&
+        watchIssues({
+          ...alerts,
+          read: () => findIssues(b, schema, dead, { limit: MAX_ISSUES }),
+          ledger: pgIssueLedger(b, name),
+          log: resolveLogger(workerOptions?.logger, 'inbox.startWorker'),
+        });
+      const worker: PgBossWorker = {
+        pausedNow: (paused) => started.pausedNow(paused),
+        close: () => Promise.all([watch?.close(), started.close()]).then(() => undefined),
+      };
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },

@@ -9,6 +9,7 @@ import { checkReadSchema, findDeadJobs, readStatus } from './pg-boss-reads';
 import { readOnlyDb } from './read-only-db';
 import { isPaused, PAUSED_SUFFIX } from './pause-flag';
 import { readOnlyRefusals } from '../inbox/read-only-refusals';
+import { ISSUES_SUFFIX } from './pg-issue-ledger';
 
 const WHERE = 'inbox';
 
@@ -40,7 +41,7 @@ export function readOnlyPgBossInbox(options: {
       if ((await b.getQueue(name)) === null) {
         const names = (await b.getQueues())
           .map((q) => q.name)
-          .filter((n) => !n.endsWith('.dead') && !n.endsWith(PAUSED_SUFFIX));
+          .filter((n) => !n.endsWith('.dead') && !n.endsWith(PAUSED_SUFFIX) && !n.endsWith(ISSUES_SUFFIX));
         const hint = didYouMean(name, names);
         throw new Error(
           `[service-webhooks] no queue named "${name}"${hint === undefined ? `; check --name` : ` (did you mean ${hint}?)`}`,
