@@ -4,6 +4,7 @@
 import { createEventRouter, type Inbox, type InboxWorker, type IssueAlert } from '../lib';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
+import { checkIssueAlerts } from '../lib/core/dispatch/issue-watch';
 import { advanceLevels, levelOf } from '../lib/inbox/issue-levels';
 import type { InboxIssue } from '../lib/inbox/inbox-issue';
 import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
@@ -158,4 +159,24 @@ describe('advanceLevels', () => {
     [999, 100],
     [1000, 1000],
   ])('levelOf(%i) is %i', (count, level) => expect(levelOf(count)).toBe(level));
+});
+
+describe('checkIssueAlerts', () => {
+  it.each([
+    [{ onIssue: 'https://hooks.slack.com/x' }, /inbox\.startWorker: onIssue must be a function/],
+    [
+      { onIssue: () => undefined, issueCheckMs: 50 },
+      /issueCheckMs must be a whole number of milliseconds ≥ 100 \(got 50\)/,
+    ],
+    [{ onIssue: () => undefined, issueCheckMs: 1.5e3 + 0.5 }, /issueCheckMs must be a whole number/],
+    [{ issueCheckMs: '15s' }, /issueCheckMs must be a whole number/],
+  ])('refuses %p at start', (options, message) => {
+    expect(() => checkIssueAlerts(options as never, 'inbox.startWorker')).toThrow(message);
+  });
+
+  it('is off without onIssue, and checks every 15 s by default', () => {
+    expect(checkIssueAlerts({}, 'w')).toBeUndefined();
+    expect(checkIssueAlerts(undefined, 'w')).toBeUndefined();
+    expect(checkIssueAlerts({ onIssue: () => undefined }, 'w')?.everyMs).toBe(15_000);
+  });
 });
