@@ -83,7 +83,7 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       expect(status).toMatchObject({ code: 0, stderr: '' });
       expect(status.stdout).toMatch(
         new RegExp(
-          `^${engine.name}: 0 waiting, 0 delayed, 0 running, 1 dead letters, oldest waiting none, oldest delayed none$`,
+          `^${engine.name}: 0 waiting, 0 delayed, 0 running, 1 dead letters \\(1 open issue\\), oldest waiting none, oldest delayed none$`,
         ),
       );
 
@@ -111,6 +111,51 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       });
       await eventually('the replayed event ran', () => runs.length === 2);
       expect((await run('inbox', 'dead-letters', ...url)).stdout).toBe('no dead letters');
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  it('lists the issues as a table and as JSON, counts them in status, and replays one issue', async () => {
+    const { name, inbox, runs, fix, close } = await brokenQueue(server(), 'cli-issues');
+    try {
+      for (const id of ['evt_i_1', 'evt_i_2', 'evt_i_3']) await enqueue(inbox, id);
+      await enqueue(inbox, 'evt_i_4', 'ag.hid_org.created');
+      await eventually('4 dead letters', async () => (await inbox.status()).dead === 4);
+      const url = ['--url', server().url, '--name', name];
+      const table = await run('inbox', 'issues', ...url);
+      expect(table).toMatchObject({ code: 0, stderr: '' });
+      const lines = table.stdout.split('\n');
+      expect(lines[0]).toMatch(/^ISSUE +COUNT +TYPE +HANDLER +LAST SEEN +ERROR$/);
+      expect(lines).toHaveLength(3);
+      expect(lines.slice(1)).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /^[0-9a-f]{16} {2}1 {6}ag\.hid_org\.created {5}\(event\) +\S+Z {2}Error: the CRM is down$/,
+          ),
+          expect.stringMatching(
+            /^[0-9a-f]{16} {2}3 {6}ag\.access_pass\.issued {2}\(event\) +\S+Z {2}Error: the CRM is down$/,
+          ),
+        ]),
+      );
+      const issues = JSON.parse((await run('inbox', 'issues', ...url, '--json', '--limit', '5')).stdout) as {
+        key: string;
+        count: number;
+      }[];
+      expect(issues.map((i) => i.count).sort()).toEqual([1, 3]);
+      expect(JSON.parse((await run('inbox', 'status', ...url, '--json')).stdout)).toMatchObject({
+        dead: 4,
+        issues: 2,
+      });
+
+      fix();
+      const three = issues.find((i) => i.count === 3)!;
+      expect(await run('inbox', 'replay', '--issue', three.key, ...url)).toMatchObject({
+        code: 0,
+        stdout: 'replayed 3 dead letters',
+      });
+      await eventually('the three ran again', () => runs.length === 7);
+      expect((await run('inbox', 'status', ...url)).stdout).toMatch(/1 dead letters \(1 open issue\)/);
     } finally {
       await close();
     }
@@ -252,7 +297,14 @@ describe('service-webhooks inbox, called wrong', () => {
       ['inbox', 'status', '--url', 'mysql://db'],
       /--url must start redis:\/\/, rediss:\/\/, postgres:\/\/ or postgresql:\/\//,
     ],
-    [['inbox', 'replay', '--url', 'redis://127.0.0.1:1'], /give an event id, or --type \/ --since, or --all/],
+    [
+      ['inbox', 'replay', '--url', 'redis://127.0.0.1:1'],
+      /give an event id, or --type \/ --since \/ --issue, or --all/,
+    ],
+    [
+      ['inbox', 'issues', '--url', 'redis://127.0.0.1:1', '--limit', '1001'],
+      /--limit must be a whole number from 1 to 1000$/m,
+    ],
     [
       ['inbox', 'dead-letters', '--url', 'redis://127.0.0.1:1', '--limit', '0'],
       /--limit must be a whole number/,

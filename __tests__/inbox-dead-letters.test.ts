@@ -249,7 +249,7 @@ describeEachEngine('deadLetters() and replay() check what they are given on $nam
   });
 
   it.each([
-    [undefined, /^\[service-webhooks\] inbox\.replay: takes an event id or \{ type\?, since\? \}/],
+    [undefined, /^\[service-webhooks\] inbox\.replay: takes an event id or \{ type\?, since\?, issue\? \}/],
     ['', /inbox\.replay: takes an event id/],
     [5, /inbox\.replay: takes an event id/],
     [new Date(), /inbox\.replay: takes an event id/],

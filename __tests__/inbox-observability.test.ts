@@ -86,6 +86,11 @@ describeEachEngine('the inbox on $name, observed', (engine, server) => {
     const labels = `queue="${inbox.name}"`;
     expect(text).toContain(`service_webhooks_inbox_depth{${labels},engine="${engine.name}"} 0`);
     expect(text).toContain(`service_webhooks_inbox_dead_letters{${labels},engine="${engine.name}"} 1`);
+    expect(text).toContain(`service_webhooks_inbox_issues_open{${labels},engine="${engine.name}"} 1`);
+    const [issue] = await inbox.issues();
+    expect(text).toContain(
+      `service_webhooks_inbox_issue_dead_letters{${labels},engine="${engine.name}",issue="${issue!.key}",type="ag.access_pass.issued"} 1`,
+    );
     expect(text).toContain(
       `service_webhooks_inbox_oldest_job_age_seconds{${labels},engine="${engine.name}"} 0`,
     );

@@ -148,7 +148,7 @@ describeWithPostgres('inbox status and dead-letters on pg-boss', () => {
       server.url,
       {
         status:
-          /^pg-boss: 1 waiting, 1 delayed, 0 running, 1 dead letters, oldest waiting \d+ s, oldest delayed \d+ s$/,
+          /^pg-boss: 1 waiting, 1 delayed, 0 running, 1 dead letters \(1 open issue\), oldest waiting \d+ s, oldest delayed \d+ s$/,
         dead: /^evt-dead {2}ag\.access_pass\.issued {2}2 attempts /,
       },
       catalog,
@@ -220,7 +220,7 @@ describeWithRedis('inbox status and dead-letters on BullMQ', () => {
       server.url,
       {
         status:
-          /^bullmq: 1 waiting, 0 delayed, 0 running, 1 dead letters, oldest waiting \d+ s, oldest delayed none$/,
+          /^bullmq: 1 waiting, 0 delayed, 0 running, 1 dead letters \(1 open issue\), oldest waiting \d+ s, oldest delayed none$/,
         dead: /^evt-dead {2}ag\.access_pass\.issued {2}1 attempts /,
       },
       keyspace,

@@ -99,5 +99,7 @@ export type {
   JobRecord,
   ReplayFilter,
 } from './inbox/inbox';
+export type { InboxIssue, IssueAlert, IssuesQuery } from './inbox/inbox-issue';
+export type { ErrorFingerprint } from './inbox/error-fingerprint';
 export type { QueuedDelivery } from './inbox/queued-delivery';
 export type { WorkerRate } from './inbox/worker-rate';

@@ -1,5 +1,6 @@
 import type { Job, Queue } from 'bullmq';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
+import { issueRefsOf } from '../inbox/issue-refs';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 
 /** How many failed jobs one read brings back: memory holds one page, however many there are. */
@@ -65,10 +66,11 @@ export function deadLetterOf(job: Job): DeadLetter {
   };
 }
 
-/** Which failed jobs a replay target names: one event by id, or a type and failure time. */
+/** Which failed jobs a replay target names: one event by id, or a type, failure time and issue. */
 function replayMatch(target: string | ReplayFilter): (d: QueuedDelivery, job: Job) => boolean {
   if (typeof target === 'string') return (d) => d.id === target;
   return (d, job) =>
     (target.type === undefined || d.type === target.type) &&
-    (target.since === undefined || (job.finishedOn ?? 0) >= target.since.getTime());
+    (target.since === undefined || (job.finishedOn ?? 0) >= target.since.getTime()) &&
+    (target.issue === undefined || issueRefsOf(deadLetterOf(job)).some((r) => r.key === target.issue));
 }

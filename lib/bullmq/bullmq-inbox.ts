@@ -4,7 +4,11 @@ import type { EventRouter } from '../events/event-router';
 import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
 import { deadLetterOf, failedJobs, replayFailed } from './bullmq-dead-letters';
-import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { failedIssues } from './bullmq-issues';
+import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
+import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
+import { redisIssueLedger } from './redis-issue-ledger';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -164,12 +168,26 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       });
     },
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = await startBullmqWorker(
+      const alerts = checkIssueAlerts(workerOptions, 'inbox.startWorker');
+      const started = await startBullmqWorker(
         at,
         { lockDuration, maxStalledCount },
         router,
         workerOptionsFor(workerOptions, attempts),
       );
+      const watch =
+        alerts &&
+        watchIssues({
+          ...alerts,
+          read: () => failedIssues(queue, { limit: MAX_ISSUES }),
+          ledger: redisIssueLedger(
+            () => (queue.getBackend() as unknown as { client: Promise<never> }).client,
+            at.prefix,
+            name,
+          ),
+          log: resolveLogger(workerOptions?.logger, 'inbox.startWorker'),
+        });
+      const worker = { close: () => Promise.all([watch?.close(), started.close()]).then(() => undefined) };
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
@@ -177,6 +195,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       const { limit, type } = checkDeadLettersQuery(options);
       const jobs = await failedJobs(queue, (d) => type === undefined || d.type === type, limit);
       return jobs.map(deadLetterOf);
+    },
+    async issues(query) {
+      return failedIssues(queue, checkIssuesQuery(query));
     },
     async replay(target: string | ReplayFilter) {
       return replayFailed(queue, checkReplayTarget(target));

@@ -61,6 +61,10 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
       await exists();
       return inbox.deadLetters(query);
     },
+    issues: async (query) => {
+      await exists();
+      return inbox.issues(query);
+    },
     status: async () => {
       await exists();
       return inbox.status();

@@ -39,17 +39,42 @@ export function checkDeadLettersQuery(options: unknown): DeadLettersQuery {
   if (!isPlainObject(options))
     throw new OptionsError('ERR_SW_OPTION', where, 'takes { limit?, type? } or nothing');
   checkOptionKeys(options, ['limit', 'type'], where);
-  const { limit = 100, type } = options as { limit?: unknown; type?: unknown };
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DEAD_LETTERS)
+  const { limit, type } = options as { limit?: unknown; type?: unknown };
+  return { limit: checkLimit(limit, MAX_DEAD_LETTERS, where), type: checkType(type, where) };
+}
+
+/** A page's `limit`: a whole number from 1 to `max`, `100` when not given. */
+function checkLimit(limit: unknown = 100, max: number, where: string): number {
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > max)
     throw new OptionsError(
       'ERR_SW_LIMIT',
       where,
-      `limit must be a whole number from 1 to ${MAX_DEAD_LETTERS} (got ${String(limit)})`,
+      `limit must be a whole number from 1 to ${max} (got ${String(limit)})`,
     );
-  return { limit, type: checkType(type, where) };
+  return limit;
 }
 
-/** `replay(eventId | { type?, since? })`, checked: `{}` replays every dead letter. */
+/** The most issues one `issues()` call brings back. */
+export const MAX_ISSUES = 1000;
+
+/** `issues({ since?, limit? })`, checked: `limit` a whole number from 1 to 1000 (default 100). */
+export function checkIssuesQuery(options: unknown): { since: Date | undefined; limit: number } {
+  const where = 'inbox.issues';
+  if (options === undefined) return { since: undefined, limit: 100 };
+  if (!isPlainObject(options))
+    throw new OptionsError('ERR_SW_OPTION', where, 'takes { since?, limit? } or nothing');
+  checkOptionKeys(options, ['since', 'limit'], where);
+  const { limit, since } = options as { limit?: unknown; since?: unknown };
+  return { limit: checkLimit(limit, MAX_ISSUES, where), since: checkSince(since, where) };
+}
+
+function checkSince(since: unknown, where: string): Date | undefined {
+  if (since !== undefined && (!(since instanceof Date) || Number.isNaN(since.getTime())))
+    throw new OptionsError('ERR_SW_OPTION', where, `since must be a valid Date (got ${String(since)})`);
+  return since;
+}
+
+/** `replay(eventId | { type?, since?, issue? })`, checked: `{}` replays every dead letter. */
 export function checkReplayTarget(target: unknown): string | ReplayFilter {
   const where = 'inbox.replay';
   if (typeof target === 'string' && target !== '') return target;
@@ -57,12 +82,17 @@ export function checkReplayTarget(target: unknown): string | ReplayFilter {
     throw new OptionsError(
       'ERR_SW_OPTION',
       where,
-      `takes an event id or { type?, since? } ({} for every dead letter) (got ${JSON.stringify(target) ?? String(target)})`,
+      `takes an event id or { type?, since?, issue? } ({} for every dead letter) (got ${JSON.stringify(target) ?? String(target)})`,
     );
-  checkOptionKeys(target, ['type', 'since'], where);
-  const { type, since } = target as { type?: unknown; since?: unknown };
-  if (since !== undefined && (!(since instanceof Date) || Number.isNaN(since.getTime())))
-    throw new OptionsError('ERR_SW_OPTION', where, `since must be a valid Date (got ${String(since)})`);
+  checkOptionKeys(target, ['type', 'since', 'issue'], where);
+  const { type, since, issue } = target as { type?: unknown; since?: unknown; issue?: unknown };
+  checkSince(since, where);
   checkType(type, where);
+  if (issue !== undefined && (typeof issue !== 'string' || issue === ''))
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      `issue must be an issue's key, as inbox.issues() gives it (got ${JSON.stringify(issue) ?? String(issue)})`,
+    );
   return target as ReplayFilter;
 }

@@ -2,6 +2,7 @@ import type { EventRouter } from '../events/event-router';
 import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
+import type { InboxIssue, IssueAlert, IssuesQuery } from './inbox-issue';
 import type { QueuedDelivery } from './queued-delivery';
 import type { WorkerRate } from './worker-rate';
 
@@ -79,6 +80,21 @@ export interface InboxWorkerOptions {
    * delay or change the job; what it throws is logged. Defaults to none.
    */
   onJob?: (record: JobRecord) => unknown;
+  /**
+   * Called when an issue ({@link Inbox.issues}) opens (its first dead letter), grows past 10, 100,
+   * 1000 (each power of ten), and resolves (its last dead letter replayed and processed, or
+   * removed): once per change across every worker of the queue, whichever process sees it, and at
+   * most once (a process that dies between noticing and calling says nothing). The queue's issues
+   * are read at most once per `issueCheckMs` by one worker of them all. It cannot hold or fail the
+   * worker: what it throws is logged, and it is not awaited. Defaults to none.
+   */
+  onIssue?: (alert: IssueAlert) => unknown;
+  /**
+   * How often, in ms, the workers (one of them each time) read the issues for `onIssue`: an alert
+   * comes within about this long. Each read walks the dead letters (see docs/performance.md).
+   * Defaults to `15_000`; at least `100`.
+   */
+  issueCheckMs?: number;
 }
 
 /** One try of a queued event, as {@link InboxWorkerOptions.onJob} is told of it. */
@@ -131,6 +147,8 @@ export interface ReplayFilter {
   type?: string;
   /** Only events that failed at or after this time. */
   since?: Date;
+  /** Only the dead letters of this issue (its `key`, from {@link Inbox.issues}). */
+  issue?: string;
 }
 
 /** What a queue holds now. */
@@ -178,6 +196,13 @@ export interface Inbox {
    * `100`), of `type` when given. Rejects, the same on every engine, when given anything else.
    */
   deadLetters(options?: { limit?: number; type?: string }): Promise<DeadLetter[]>;
+  /**
+   * The open issues: the dead letters grouped by event type, handler and error fingerprint, the most
+   * recent first: at most `limit` (1 to 1000, defaults to `100`), those with a dead letter failed at
+   * or after `since` when given. Computed by the engine a page or a group at a time (see
+   * docs/performance.md), never holding every dead letter.
+   */
+  issues(query?: IssuesQuery): Promise<InboxIssue[]>;
   /**
    * Puts dead letters back in the queue (one event by id, or by filter; `{}` for all); resolves how
    * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.

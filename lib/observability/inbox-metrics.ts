@@ -2,6 +2,8 @@ import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client'
 import { checkOptionKeys } from '../check-option-keys';
 import { withTimeout } from '../core/with-timeout';
 import type { Inbox, InboxStatus, JobRecord } from '../inbox/inbox';
+import type { InboxIssue } from '../inbox/inbox-issue';
+import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
 import { OptionsError } from '../options-error';
 import { typeLabel } from './type-label';
 
@@ -33,9 +35,25 @@ const WHERE = 'inboxMetrics';
 /** A scrape waits this long for a queue's status, then reports what it had. */
 const STATUS_TIMEOUT_MS = 5_000;
 const shared = new WeakMap<Registry, Map<string, Metrics>>();
+/** The issues with a series of their own in the dead-letter gauge; the rest are summed as `other`. */
+export const TOP_ISSUES = 10;
+/** Issues are read at most this often (a read walks the dead letters), whatever the scrape interval. */
+const ISSUES_EVERY_MS = 30_000;
+
+/** The top issues by count, each its own series, and the rest summed as one `other`. */
+function issueSeries(issues: readonly InboxIssue[]): { issue: string; type: string; count: number }[] {
+  const sorted = [...issues].sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
+  const top = sorted
+    .slice(0, TOP_ISSUES)
+    .map((i) => ({ issue: i.key, type: typeLabel(i.type), count: i.count }));
+  const rest = sorted.slice(TOP_ISSUES).reduce((sum, i) => sum + i.count, 0);
+  return rest === 0 ? top : [...top, { issue: 'other', type: 'other', count: rest }];
+}
 
 function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
   const latest = new Map<Inbox, InboxStatus>();
+  const issues = new Map<Inbox, { at: number; issues: InboxIssue[] }>();
+  const issuesReading = new Set<Inbox>();
   // One status read per scrape, shared by the gauges (prom-client collects them one by one).
   let reading: { at: number; done: Promise<void> } | undefined;
   const read = () => {
@@ -51,6 +69,15 @@ function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
           () => undefined,
         );
         if (status !== undefined) latest.set(inbox, status);
+        if (Date.now() - (issues.get(inbox)?.at ?? 0) < ISSUES_EVERY_MS || issuesReading.has(inbox)) return;
+        // A read that outlasts the scrape goes on and serves a later one; none starts beside it.
+        const reading = inbox
+          .issues({ limit: MAX_ISSUES })
+          .then((read) => void issues.set(inbox, { at: Date.now(), issues: read }))
+          .catch(() => undefined)
+          .finally(() => issuesReading.delete(inbox));
+        issuesReading.add(inbox);
+        await withTimeout(reading, STATUS_TIMEOUT_MS, 'the inbox issues').catch(() => undefined);
       }),
     );
   };
@@ -81,6 +108,31 @@ function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
   );
   gauge('inbox_active', 'Queued events a worker runs now.', (s) => s.active);
   gauge('inbox_dead_letters', 'Queued events whose tries ran out: kept until replayed.', (s) => s.dead);
+  new Gauge({
+    name: `${prefix}inbox_issues_open`,
+    help: 'Open issues: dead letters grouped by event type, handler and error (inbox.issues()).',
+    labelNames: ['queue', 'engine'],
+    registers: [registry],
+    async collect() {
+      await read();
+      this.reset();
+      for (const [inbox, read] of issues)
+        this.set({ queue: inbox.name, engine: inbox.engine }, read.issues.length);
+    },
+  });
+  new Gauge({
+    name: `${prefix}inbox_issue_dead_letters`,
+    help: `Dead letters by issue: the ${TOP_ISSUES} largest issues by key, the rest summed as issue="other".`,
+    labelNames: ['queue', 'engine', 'issue', 'type'],
+    registers: [registry],
+    async collect() {
+      await read();
+      this.reset();
+      for (const [inbox, read] of issues)
+        for (const { issue, type, count } of issueSeries(read.issues))
+          this.set({ queue: inbox.name, engine: inbox.engine, issue, type }, count);
+    },
+  });
   gauge('inbox_oldest_job_age_seconds', 'Age of the oldest event still waiting.', (s) =>
     s.oldestAgeMs === null ? 0 : s.oldestAgeMs / 1000,
   );

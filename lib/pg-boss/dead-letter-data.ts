@@ -1,4 +1,5 @@
 import type { DeadLetter } from '../inbox/inbox';
+import type { IssueRef } from '../inbox/issue-refs';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 
 /** A dead letter as the `<name>.dead` queue holds it. */
@@ -8,6 +9,11 @@ export interface DeadLetterData {
   lastError: string | null;
   /** ISO 8601. */
   failedAt: string;
+  /**
+   * The issues it belongs to, worked out when it was dead-lettered, so PostgreSQL groups them
+   * (`inbox.issues()`) without reading them out. Absent on letters written before issues existed.
+   */
+  issues?: IssueRef[];
 }
 
 export function isDeadLetterData(value: unknown): value is DeadLetterData {

@@ -6,7 +6,11 @@ import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inb
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
-import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { findIssues, inIssue } from './pg-boss-issue-reads';
+import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
+import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
+import { pgIssueLedger } from './pg-issue-ledger';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
@@ -159,7 +163,21 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     name,
     enqueue,
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
-      const worker = startPgBossWorker(await boss(), { name, dead }, router, workerOptions);
+      const alerts = checkIssueAlerts(workerOptions, 'inbox.startWorker');
+      const b = await boss();
+      const started = startPgBossWorker(b, { name, dead }, router, workerOptions);
+      const watch =
+        alerts &&
+        watchIssues({
+          ...alerts,
+          read: () => findIssues(b, schema, dead, { limit: MAX_ISSUES }),
+          ledger: pgIssueLedger(b, name),
+          log: resolveLogger(workerOptions?.logger, 'inbox.startWorker'),
+        });
+      const worker: PgBossWorker = {
+        pausedNow: (paused) => started.pausedNow(paused),
+        close: () => Promise.all([watch?.close(), started.close()]).then(() => undefined),
+      };
       workers.add(worker);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
@@ -168,11 +186,15 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const jobs = await findDeadJobs(await boss(), schema, dead, query);
       return jobs.map((j) => deadLetterOf(j.data));
     },
+    async issues(query) {
+      return findIssues(await boss(), schema, dead, checkIssuesQuery(query));
+    },
     async replay(given: string | ReplayFilter) {
       const target = checkReplayTarget(given);
       const b = await boss();
+      const issue = typeof target === 'string' ? undefined : target.issue;
       const query =
-        typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };
+        typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since, issue };
       let replayed = 0;
       // A page at a time, each after the last one read: the walk ends, even if a page cannot move.
       for (let after: DeadJob | undefined; ;) {
@@ -180,12 +202,8 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
         // One statement of pg-boss's moves the page: each dead letter is deleted as its job is
         // created, so at no instant is the event neither queued nor dead (a replayed job that dies
         // again has a new id, and its new dead letter conflicts with nothing).
-        if (jobs.length > 0)
-          replayed += await b.redrive(dead, {
-            destination: name,
-            ids: jobs.map((j) => j.id),
-            limit: jobs.length,
-          });
+        const ids = jobs.filter((j) => issue === undefined || inIssue(j.data, issue)).map((j) => j.id);
+        if (ids.length > 0) replayed += await b.redrive(dead, { destination: name, ids, limit: ids.length });
         after = jobs.at(-1);
         if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
       }

@@ -22,6 +22,13 @@ export async function checkReadSchema(boss: PgBoss, schema: string, where: strin
   );
 }
 
+/** `isDeadLetterData`'s checks in SQL, on a job row's `data`: a row failing them is no dead letter. */
+export const DEAD_LETTER_SHAPE = `jsonb_typeof(data->'failedAt') = 'string'
+        AND jsonb_typeof(data->'delivery'->'key') = 'string'
+        AND jsonb_typeof(data->'delivery'->'id') = 'string'
+        AND jsonb_typeof(data->'delivery'->'type') = 'string'
+        AND jsonb_typeof(data->'delivery'->'envelope') = 'string'`;
+
 /** A dead letter as a job of the `<name>.dead` queue. */
 export interface DeadJob {
   id: string;
@@ -36,6 +43,11 @@ export interface DeadJobQuery {
   type?: string | undefined;
   /** Only those that failed at or after this time. */
   since?: Date | undefined;
+  /**
+   * Only those that may be of this issue: written with it, or from before issues were written
+   * (`inIssue` tells those apart after the read, so a page is cut by the limit only).
+   */
+  issue?: string | undefined;
   /** At most this many. */
   limit: number;
   /** Only those after this one in the order read: the next page of a walk over many. */
@@ -60,16 +72,14 @@ export async function findDeadJobs(
   const { rows } = await boss.getDb().executeSql(
     `SELECT id, data FROM ${schema}.job
       WHERE name = $1 AND state < 'active'
-        AND jsonb_typeof(data->'failedAt') = 'string'
-        AND jsonb_typeof(data->'delivery'->'key') = 'string'
-        AND jsonb_typeof(data->'delivery'->'id') = 'string'
-        AND jsonb_typeof(data->'delivery'->'type') = 'string'
-        AND jsonb_typeof(data->'delivery'->'envelope') = 'string'
+        AND ${DEAD_LETTER_SHAPE}
         AND ($2::text IS NULL OR data->'delivery'->>'id' = $2::text)
         AND ($3::text IS NULL OR data->'delivery'->>'type' = $3::text)
         AND ($4::text IS NULL OR data->>'failedAt' COLLATE "C" >= $4::text)
         AND ($5::text IS NULL OR data->>'failedAt' COLLATE "C" < $5::text
              OR (data->>'failedAt' = $5::text AND id < $6::uuid))
+        AND ($8::text IS NULL OR jsonb_typeof(data->'issues') IS DISTINCT FROM 'array'
+             OR data->'issues' @> jsonb_build_array(jsonb_build_object('key', $8::text)))
       ORDER BY data->>'failedAt' COLLATE "C" DESC, id DESC
       LIMIT $7::int`,
     [
@@ -80,6 +90,7 @@ export async function findDeadJobs(
       query.after?.data.failedAt ?? null,
       query.after?.id ?? null,
       query.limit,
+      query.issue ?? null,
     ],
   );
   return (rows as { id: string; data: unknown }[]).filter((row): row is DeadJob =>

@@ -3,6 +3,7 @@ import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
+import { issueRefsOf } from '../inbox/issue-refs';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
@@ -123,6 +124,8 @@ export function startPgBossWorker(
       lastError,
       failedAt: new Date().toISOString(),
     };
+    // Grouped now, once, so `issues()` counts the dead queue in PostgreSQL without reading it out.
+    if (isQueuedDelivery(delivery)) data.issues = issueRefsOf(data);
     await inTransaction(boss, async (db) => {
       // The job stays in the queue, cancelled, as long as its dead letter (it was sent with a longer
       // deleteAfterSeconds): its id keeps a redelivery's send from adding it again (BullMQ's failed

@@ -1,5 +1,6 @@
 import { didYouMean } from '../did-you-mean';
-import { checkDeadLettersQuery } from '../inbox/check-dead-letter-query';
+import { checkDeadLettersQuery, checkIssuesQuery } from '../inbox/check-dead-letter-query';
+import { findIssues } from './pg-boss-issue-reads';
 import type { Inbox } from '../inbox/inbox';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
@@ -8,6 +9,7 @@ import { checkReadSchema, findDeadJobs, readStatus } from './pg-boss-reads';
 import { readOnlyDb } from './read-only-db';
 import { isPaused, PAUSED_SUFFIX } from './pause-flag';
 import { readOnlyRefusals } from '../inbox/read-only-refusals';
+import { ISSUES_SUFFIX } from './pg-issue-ledger';
 
 const WHERE = 'inbox';
 
@@ -39,7 +41,7 @@ export function readOnlyPgBossInbox(options: {
       if ((await b.getQueue(name)) === null) {
         const names = (await b.getQueues())
           .map((q) => q.name)
-          .filter((n) => !n.endsWith('.dead') && !n.endsWith(PAUSED_SUFFIX));
+          .filter((n) => !n.endsWith('.dead') && !n.endsWith(PAUSED_SUFFIX) && !n.endsWith(ISSUES_SUFFIX));
         const hint = didYouMean(name, names);
         throw new Error(
           `[service-webhooks] no queue named "${name}"${hint === undefined ? `; check --name` : ` (did you mean ${hint}?)`}`,
@@ -59,6 +61,7 @@ export function readOnlyPgBossInbox(options: {
       const jobs = await findDeadJobs(await boss(), schema, dead, checked);
       return jobs.map((j) => deadLetterOf(j.data));
     },
+    issues: async (query) => findIssues(await boss(), schema, dead, checkIssuesQuery(query)),
     status: async () => {
       const b = await boss();
       return { paused: await isPaused(b, name), ...(await readStatus(b, schema, name, dead)) };

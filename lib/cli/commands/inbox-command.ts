@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { MAX_DEAD_LETTERS } from '../../inbox/check-dead-letter-query';
+import { MAX_DEAD_LETTERS, MAX_ISSUES } from '../../inbox/check-dead-letter-query';
+import { issueLines } from '../issue-lines';
 import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
 import { escapeControl } from '../../logger';
 import type { CliContext } from '../cli-context';
@@ -18,6 +19,9 @@ interface QueueFlags {
 const DEFAULT_TIMEOUT = '10s';
 /** A day: well inside a timer's 2^31 - 1 ms, past which Node fires it at once. */
 const LONGEST_TIMEOUT = '24h';
+
+/** `inbox status` counts the issues while there are at most this many dead letters. */
+const STATUS_ISSUES_UP_TO = 10_000;
 
 const seconds = (ms: number | null) => (ms === null ? 'none' : `${Math.round(ms / 1000)} s`);
 
@@ -57,7 +61,7 @@ const queueOptions = (command: Command) =>
 
 export function inboxCommand(ctx: CliContext): Command {
   const inbox = new Command('inbox').description(
-    'look into a durable inbox: its depth, its dead letters, and replay them; pause and resume it',
+    'look into a durable inbox: its depth, its dead letters and their issues, and replay them; pause and resume it',
   );
   inbox.addCommand(
     queueOptions(
@@ -67,9 +71,16 @@ export function inboxCommand(ctx: CliContext): Command {
     ).action((flags: QueueFlags) =>
       withInbox(ctx, flags, 'read', async (i) => {
         const status = await i.status();
-        if (flags.json) return ctx.out.json({ engine: i.engine, ...status });
+        // Counting issues reads every dead letter: past a bound, status stays quick and says so.
+        const issues =
+          status.dead <= STATUS_ISSUES_UP_TO ? (await i.issues({ limit: MAX_ISSUES })).length : null;
+        if (flags.json) return ctx.out.json({ engine: i.engine, ...status, issues });
+        const counted =
+          issues === null
+            ? 'issues not counted past ' + STATUS_ISSUES_UP_TO + ': see inbox issues'
+            : `${issues} open issue${issues === 1 ? '' : 's'}`;
         ctx.out.line(
-          `${i.engine}${status.paused ? ' (paused: no worker starts a try; inbox resume to go on)' : ''}: ${status.waiting} waiting, ${status.delayed} delayed, ${status.active} running, ${status.dead} dead letters, oldest waiting ${seconds(status.oldestAgeMs)}, oldest delayed ${seconds(status.oldestDelayedAgeMs)}`,
+          `${i.engine}${status.paused ? ' (paused: no worker starts a try; inbox resume to go on)' : ''}: ${status.waiting} waiting, ${status.delayed} delayed, ${status.active} running, ${status.dead} dead letters (${counted}), oldest waiting ${seconds(status.oldestAgeMs)}, oldest delayed ${seconds(status.oldestDelayedAgeMs)}`,
         );
       }),
     ),
@@ -95,22 +106,45 @@ export function inboxCommand(ctx: CliContext): Command {
   );
   inbox.addCommand(
     queueOptions(
-      new Command('replay').description('put dead letters back in the queue: one event, or by type and age'),
+      new Command('issues').description(
+        'the dead letters grouped by type, handler and error, the most recent first',
+      ),
+    )
+      .option('--limit <n>', `at most this many (default: 100, at most ${MAX_ISSUES})`)
+      .action((flags: QueueFlags & { limit?: string }) => {
+        const limit = flags.limit === undefined ? 100 : Number(flags.limit);
+        if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_ISSUES)
+          throw new UsageError(`--limit must be a whole number from 1 to ${MAX_ISSUES}`);
+        return withInbox(ctx, flags, 'read', async (i) => {
+          const issues = await i.issues({ limit });
+          if (flags.json) return ctx.out.json(issues);
+          if (issues.length === 0) return ctx.out.line('no open issues');
+          for (const line of issueLines(issues)) ctx.out.line(line);
+        });
+      }),
+  );
+  inbox.addCommand(
+    queueOptions(
+      new Command('replay').description(
+        'put dead letters back in the queue: one event, or by type, age and issue',
+      ),
     )
       .argument('[eventId]', 'the event to replay')
       .option('--type <type>', 'replay the dead letters of this type')
       .option('--since <duration>', 'replay those that failed within this long (90s, 30m, 6h)')
+      .option('--issue <key>', 'replay the dead letters of this issue (its key, from inbox issues)')
       .option('--all', 'replay every dead letter')
       .action(
         (
           eventId: string | undefined,
-          flags: QueueFlags & { type?: string; since?: string; all?: boolean },
+          flags: QueueFlags & { type?: string; since?: string; issue?: string; all?: boolean },
         ) => {
-          const filtered = flags.type !== undefined || flags.since !== undefined;
+          const filtered = flags.type !== undefined || flags.since !== undefined || flags.issue !== undefined;
           if ((eventId !== undefined) === (filtered || flags.all === true))
-            throw new UsageError('give an event id, or --type / --since, or --all');
+            throw new UsageError('give an event id, or --type / --since / --issue, or --all');
           const target: string | ReplayFilter = eventId ?? {
             ...(flags.type === undefined ? {} : { type: flags.type }),
+            ...(flags.issue === undefined ? {} : { issue: flags.issue }),
             ...(flags.since === undefined
               ? {}
               : { since: new Date(Date.now() - parseDuration('--since', flags.since)) }),

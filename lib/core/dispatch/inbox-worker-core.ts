@@ -30,6 +30,9 @@ const WORKER_OPTION_KEYS = [
   'logger',
   'onJob',
   'rate',
+  // Read by the engine's inbox (issue-watch.ts), not here.
+  'onIssue',
+  'issueCheckMs',
 ];
 
 /**
