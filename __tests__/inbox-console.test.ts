@@ -141,6 +141,7 @@ describeWithRedis('the inbox console on a real inbox', () => {
         expect(answer.status).toBe(403);
         expect(answer.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
         expect(await answer.json()).toMatchObject({
+          type: 'urn:service-webhooks:problem:console-forbidden',
           status: 403,
           detail: expect.stringMatching(/^\[service-webhooks\] /),
         });

@@ -37,7 +37,7 @@ export const CONSOLE_JS = String.raw`'use strict';
         .then(function (r) { return r.ok ? r.text() : Promise.reject(new Error(String(r.status))); })
         .then(function (html) {
           var fresh = new DOMParser().parseFromString(html, 'text/html');
-          ['chart', 'issues', 'newest', 'paused-state', 'tries-unwired'].forEach(function (id) { swap(fresh, id); });
+          ['chart', 'tries-note', 'issues', 'newest', 'paused-state'].forEach(function (id) { swap(fresh, id); });
           var form = document.querySelector('[data-testid="pause-form"]');
           var freshForm = fresh.querySelector('[data-testid="pause-form"]');
           if (form && freshForm) form.replaceWith(document.importNode(freshForm, true));

@@ -45,7 +45,7 @@ ${reason === undefined ? '' : `<div><dt>Why</dt><dd data-testid="reason">${reaso
 <div><dt>Tries</dt><dd>${letter.attempts}</dd></div>
 </dl>
 <h2>Last error</h2>
-<pre class="error" data-testid="last-error">${text(letter.lastError ?? '—')}</pre>
+<pre class="error" data-testid="last-error" tabindex="0">${text(letter.lastError ?? '—')}</pre>
 ${handlersTable(letter)}
 <form method="post" action="${text(frame.base)}/actions/replay" data-testid="replay-one-form">
 <input type="hidden" name="token" value="${text(frame.token)}">
@@ -53,7 +53,7 @@ ${handlersTable(letter)}
 <button type="submit" data-testid="replay-one">Replay this</button>
 </form>
 <details open><summary>The event as received</summary>
-<pre data-testid="envelope">${block(pretty)}</pre>
+<pre data-testid="envelope" tabindex="0">${block(pretty)}</pre>
 </details>`;
   return page({ ...frame, title: `Dead letter ${d.id}` }, main);
 }

@@ -56,7 +56,7 @@ ${number('oldest', 'Oldest waiting', age(s.oldestAgeMs))}
 <section aria-labelledby="tries-h"><h2 id="tries-h">Tries per minute, last hour</h2>
 <div id="chart">${triesChart(data.hour)}</div>
 <p class="legend"><span class="key processed">processed</span> <span class="key retried">retried</span> <span class="key dead">dead</span></p>
-${data.triesWired ? '' : '<p class="empty" data-testid="tries-unwired">No worker of this process reports its tries yet: pass the console\'s <code>onJob</code> to <code>inbox.startWorker(router, { onJob })</code>.</p>'}
+<div id="tries-note">${data.triesWired ? '' : '<p class="empty" data-testid="tries-unwired">No worker of this process reports its tries yet: pass the console\'s <code>onJob</code> to <code>inbox.startWorker(router, { onJob })</code>.</p>'}</div>
 </section>
 <section aria-labelledby="replay-h"><h2 id="replay-h">Replay dead letters</h2>
 <form method="post" action="${base}/actions/replay" data-testid="replay-filter-form">
