@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Inbox } from '../lib';
 import { inboxConsole, inboxConsoleFetch, type InboxConsoleHandler } from 'service-webhooks/inbox-console';
+import { MAX_PAGES, PAGE_SIZE } from '../lib/inbox-console/dead-letters-page';
 import { MAX_STREAMS_PER_CLIENT } from '../lib/inbox-console/status-feed';
 import { captureLogger } from './support/capture-logger';
 import { issuedDelivery, makeDeadLetters } from './support/dead-letters';
@@ -424,6 +425,34 @@ describeWithRedis('the inbox console on a real inbox', () => {
     expect(one.status).toBe(200);
     expect(await one.text()).toContain('data-testid="entity">access_pass');
     expect((await fetch(`${url}/dead-letters/evt_nope`)).status).toBe(404);
+  });
+
+  it('never asks the inbox for more than the deepest page holds, however many dead letters there are', async () => {
+    await makeDeadLetters(inbox, [issuedDelivery('evt_1')], 1);
+    const limits: number[] = [];
+    const counted = new Proxy(inbox, {
+      get(target, property) {
+        if (property === 'deadLetters')
+          return (query: { limit: number }) => {
+            limits.push(query.limit);
+            return target.deadLetters(query);
+          };
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const { url } = await mounted({ inbox: counted });
+    for (const path of [
+      '/',
+      '/dead-letters',
+      `/dead-letters?page=${MAX_PAGES}`,
+      '/dead-letters/evt_1',
+      '/dead-letters/evt_gone',
+    ])
+      expect((await fetch(`${url}${path}`)).status).toBeLessThan(500);
+    expect((await fetch(`${url}/dead-letters?page=${MAX_PAGES + 1}`)).status).toBe(400);
+    expect(limits.length).toBe(5);
+    expect(Math.max(...limits)).toBe(MAX_PAGES * PAGE_SIZE + 1);
   });
 
   it('works as Express middleware under its mount path', async () => {

@@ -8,7 +8,17 @@ import type { Logger } from '../logger';
  * - `false` (or `null`/`undefined`): refused with 403;
  * - `{ status: 401, challenge? }`: refused with 401, `challenge` sent as `WWW-Authenticate` (basic auth).
  */
-export type ConsoleAccess = boolean | string | null | undefined | { status: 401; challenge?: string };
+export type ConsoleAccess =
+  | boolean
+  | string
+  | null
+  | undefined
+  | {
+      /** Refused as not signed in. */
+      status: 401;
+      /** Sent as `WWW-Authenticate` (`'Basic realm="ops"'`); none by default. */
+      challenge?: string;
+    };
 
 /**
  * Decides whether a request may see the console or act on it: asked on every request (page, data,
