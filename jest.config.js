@@ -18,7 +18,7 @@ const shared = {
   // Tests import the package by its name, as a user's tests do.
   moduleNameMapper: {
     '^service-webhooks$': '<rootDir>/lib/index.ts',
-    '^service-webhooks/(testing|emulator|console|redis|postgres|metrics|bullmq|pg-boss|nestjs)$':
+    '^service-webhooks/(testing|emulator|console|redis|postgres|metrics|bullmq|pg-boss|nestjs|inbox-console)$':
       '<rootDir>/lib/$1/index.ts',
     '^service-webhooks/fastify$': '<rootDir>/lib/fastify/index.ts',
   },

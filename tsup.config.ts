@@ -43,6 +43,7 @@ export default defineConfig({
     'pg-boss/index': 'lib/pg-boss/index.ts',
     'fastify/index': 'lib/fastify/index.ts',
     'nestjs/index': 'lib/nestjs/index.ts',
+    'inbox-console/index': 'lib/inbox-console/index.ts',
     'cli/index': 'lib/cli/index.ts',
     'cli/bin': 'lib/cli/bin.ts',
     // Not a public subpath: lib/lazy-mtls.ts requires it the first time mTLS is configured.

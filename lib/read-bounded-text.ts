@@ -6,8 +6,11 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** Reads a fetch response's body as UTF-8, at most `limit` bytes: a peer cannot make us buffer more. */
-export async function readBoundedText(res: Response, limit: number): Promise<string> {
+/**
+ * Reads a fetch response's (or request's) body as UTF-8, at most `limit` bytes: a peer cannot make us
+ * buffer more.
+ */
+export async function readBoundedText(res: Pick<Response, 'body'>, limit: number): Promise<string> {
   const reader = res.body?.getReader();
   if (reader === undefined) return '';
   const chunks: Uint8Array[] = [];

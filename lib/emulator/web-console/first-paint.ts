@@ -1,14 +1,8 @@
 import type { EmulatorState } from '../emulator-state';
+import { escapeHtml } from '../../escape-html';
 import { CONSOLE_HTML } from './console-page';
 
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-const escape = (text: unknown) => String(text).replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
+const escape = escapeHtml;
 
 type Webhook = EmulatorState['webhooks'][number];
 
