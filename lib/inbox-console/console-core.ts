@@ -12,7 +12,7 @@ import { confirmReplayPage, filterWords } from './confirm-replay-page';
 import { deadLetterPage } from './dead-letter-page';
 import { deadLettersPage, MAX_PAGES, PAGE_SIZE } from './dead-letters-page';
 import type { InboxConsoleOptions } from './inbox-console-options';
-import { hasIssues } from './newer-fields';
+import { handlersOf, hasIssues, replayHandler } from './newer-fields';
 import { overviewPage } from './overview-page';
 import { PAGE_CSP, type PageFrame } from './page-layout';
 import { StatusFeed } from './status-feed';
@@ -203,18 +203,20 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     return html(200, deadLettersPage(f, shown, { page: asked, type, more }));
   }
 
+  /** The dead letter of event `id` among the newest (of `type`), read with a bounded limit. */
+  async function findLetter(id: string, type: string | undefined): Promise<DeadLetter | undefined> {
+    for (const letter of await inbox.deadLetters({ limit: LOOKUP_DEPTH, type }))
+      if (letter.delivery.id === id) return letter;
+    return undefined;
+  }
+
   async function letterPage(
     request: ConsoleRequest<Raw>,
     identity: string,
     id: string,
   ): Promise<ConsoleAnswer> {
     const type = typeParam(request);
-    let found: DeadLetter | undefined;
-    for (const letter of await inbox.deadLetters({ limit: LOOKUP_DEPTH, type }))
-      if (letter.delivery.id === id) {
-        found = letter;
-        break;
-      }
+    const found = await findLetter(id, type);
     if (found === undefined)
       return consoleProblem(
         404,
@@ -258,6 +260,23 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
       return redirect(`${back}?done=${action}d`);
     }
     const id = form.get('id');
+    const handler = form.get('handler');
+    if (id !== null && id !== '' && handler !== null && handler !== '') {
+      const letter = await findLetter(id, undefined);
+      if (letter === undefined || handlersOf(letter)?.[handler] === undefined)
+        return consoleProblem(
+          400,
+          'console-no-handler-state',
+          'Bad Request',
+          'This dead letter has no state for that handler (or this inbox keeps none per handler), so one handler cannot be replayed alone; nothing was replayed. Replay the whole event instead.',
+        );
+      const replayed = await replayHandler(inbox, id, handler);
+      logger.info(
+        { identity, action: 'replay', eventId: id, handler, replayed },
+        `inbox console: ${identity} replayed handler ${handler} of one dead letter`,
+      );
+      return redirect(`${back}?done=replayed&count=${replayed}`);
+    }
     if (id !== null && id !== '') {
       const replayed = await inbox.replay(id);
       logger.info(

@@ -15,16 +15,24 @@ function envelopeOf(letter: DeadLetter): { pretty: string; data: unknown } {
   }
 }
 
-function handlersTable(letter: DeadLetter): string {
+/** Each handler's state, with "Replay this handler" for those that failed. */
+function handlersTable(frame: PageFrame, letter: DeadLetter): string {
   const handlers = handlersOf(letter);
   if (handlers === undefined) return '';
+  const replay = (
+    name: string,
+  ) => `<form method="post" action="${text(frame.base)}/actions/replay" class="inline">
+<input type="hidden" name="token" value="${text(frame.token)}">
+<input type="hidden" name="id" value="${text(letter.delivery.id)}">
+<input type="hidden" name="handler" value="${text(name)}">
+<button type="submit" data-testid="replay-handler">Replay this handler</button></form>`;
   const rows = Object.entries(handlers)
     .map(
       ([name, state]) =>
-        `<tr data-testid="handler-state"><td><code>${text(name)}</code></td><td class="${state.ok ? 'ok' : 'failed'}">${state.ok ? 'succeeded' : 'failed'}</td><td class="num">${state.attempts}</td><td class="error">${text(state.lastError ?? '—')}</td></tr>`,
+        `<tr data-testid="handler-state"><td><code>${text(name)}</code></td><td class="${state.ok ? 'ok' : 'failed'}">${state.ok ? 'succeeded' : 'failed'}</td><td class="num">${state.attempts}</td><td class="error">${text(state.lastError ?? '—')}</td><td>${state.ok ? '' : replay(name)}</td></tr>`,
     )
     .join('');
-  return `<h2>Handlers</h2><table data-testid="handlers"><thead><tr><th scope="col">Handler</th><th scope="col">State</th><th scope="col">Tries</th><th scope="col">Last error</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<h2>Handlers</h2><table data-testid="handlers"><thead><tr><th scope="col">Handler</th><th scope="col">State</th><th scope="col">Tries</th><th scope="col">Last error</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** One dead letter: the event as received, its entity, its handlers, its last error and times, "Replay this". */
@@ -46,7 +54,7 @@ ${reason === undefined ? '' : `<div><dt>Why</dt><dd data-testid="reason">${reaso
 </dl>
 <h2>Last error</h2>
 <pre class="error" data-testid="last-error" tabindex="0">${text(letter.lastError ?? '—')}</pre>
-${handlersTable(letter)}
+${handlersTable(frame, letter)}
 <form method="post" action="${text(frame.base)}/actions/replay" data-testid="replay-one-form">
 <input type="hidden" name="token" value="${text(frame.token)}">
 <input type="hidden" name="id" value="${text(d.id)}">

@@ -49,3 +49,16 @@ export function quarantinedOf(status: InboxStatus): number | undefined {
 export function hasIssues(inbox: Inbox): inbox is Inbox & { issues(): Promise<ConsoleIssue[]> } {
   return typeof (inbox as { issues?: unknown }).issues === 'function';
 }
+
+/**
+ * Replays one handler of a dead letter: `replay(id, { handlers })`, which inboxes that keep state per
+ * handler take. Only called for a letter whose `handlers` name it, so an inbox without it is never
+ * asked (it would ignore the option and replay every handler).
+ */
+export function replayHandler(inbox: Inbox, id: string, handler: string): Promise<number> {
+  const replay = inbox.replay as unknown as (
+    target: string,
+    options: { handlers: string[] },
+  ) => Promise<number>;
+  return replay.call(inbox, id, { handlers: [handler] });
+}
