@@ -100,4 +100,5 @@ export type {
   ReplayFilter,
 } from './inbox/inbox';
 export type { QueuedDelivery } from './inbox/queued-delivery';
+export type { HandlerState } from './inbox/handler-states';
 export type { WorkerRate } from './inbox/worker-rate';

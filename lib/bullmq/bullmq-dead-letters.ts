@@ -1,6 +1,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
+import { jobHandlersOf, withoutHandlers } from '../inbox/handler-states';
 
 /** How many failed jobs one read brings back: memory holds one page, however many there are. */
 export const PAGE = 500;
@@ -55,8 +56,10 @@ export async function replayFailed(queue: Queue, target: string | ReplayFilter):
 }
 
 export function deadLetterOf(job: Job): DeadLetter {
-  const delivery = job.data as QueuedDelivery;
+  const delivery = withoutHandlers(job.data as QueuedDelivery);
+  const { handlers } = jobHandlersOf(job.data);
   return {
+    ...(handlers === undefined ? {} : { handlers }),
     delivery,
     attempts: job.attemptsMade,
     lastError: job.failedReason ?? null,

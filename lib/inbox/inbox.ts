@@ -3,6 +3,7 @@ import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
 import type { QueuedDelivery } from './queued-delivery';
+import type { HandlerState } from './handler-states';
 import type { WorkerRate } from './worker-rate';
 
 /** How long to wait before attempt `attempt + 1`, after attempt `attempt` (1-based) failed. */
@@ -103,6 +104,13 @@ export interface JobRecord {
    * (or it was `stale`) with the entity's mark held at that bound.
    */
   futureTime?: true;
+  /**
+   * The handlers this try ran, by name: whether each succeeded, its own try number (`ctx.attempt`),
+   * and its error's message when it failed (or was still running when the try timed out). Absent
+   * when the try ran none (a duplicate, a put-back); handlers skipped for a success recorded before
+   * are not listed.
+   */
+  handlers?: Record<string, { ok: boolean; attempt: number; error?: string }>;
 }
 
 /** A running worker. */
@@ -123,6 +131,13 @@ export interface DeadLetter {
   receivedAt: Date;
   /** When the last try failed. */
   failedAt: Date | null;
+  /**
+   * Each handler's state by name: `ok` once its success was recorded (a plain replay does not run it
+   * again), `attempts` the tries of the job that ran it, `lastError` its last failure's message.
+   * Absent on a dead letter whose job ran no handler (its envelope unreadable) or was written by an
+   * older version.
+   */
+  handlers?: Record<string, HandlerState>;
 }
 
 /** Which dead letters {@link Inbox.replay} puts back. */

@@ -1,4 +1,5 @@
 import type { DeadLetter } from '../inbox/inbox';
+import { handlerStatesOf, type HandlerStates } from '../inbox/handler-states';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 
 /** A dead letter as the `<name>.dead` queue holds it. */
@@ -8,6 +9,10 @@ export interface DeadLetterData {
   lastError: string | null;
   /** ISO 8601. */
   failedAt: string;
+  /** Each handler's state when the job died (absent in a dead letter of an older version). */
+  handlers?: HandlerStates;
+  /** Set on the dead letter by a replay naming handlers, just before it is moved back. */
+  runOnly?: readonly string[];
 }
 
 export function isDeadLetterData(value: unknown): value is DeadLetterData {
@@ -20,7 +25,9 @@ export function isDeadLetterData(value: unknown): value is DeadLetterData {
 }
 
 export function deadLetterOf(data: DeadLetterData): DeadLetter {
+  const handlers = handlerStatesOf(data.handlers);
   return {
+    ...(handlers === undefined ? {} : { handlers }),
     delivery: data.delivery,
     attempts: data.attempts,
     lastError: data.lastError,
