@@ -98,6 +98,7 @@ export type {
   InboxWorkerOptions,
   JobRecord,
   ReplayFilter,
+  ReplayOptions,
 } from './inbox/inbox';
 export type { QueuedDelivery } from './inbox/queued-delivery';
 export type { HandlerState } from './inbox/handler-states';

@@ -1,10 +1,14 @@
 import type { ConnectionOptions, Queue } from 'bullmq';
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
-import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter, ReplayOptions } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
-import { deadLetterOf, failedJobs, replayFailed } from './bullmq-dead-letters';
-import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { deadLetterOf, failedJobs, handlerFailed, replayFailed, replayHandlers } from './bullmq-dead-letters';
+import {
+  checkDeadLettersQuery,
+  checkReplayOptions,
+  checkReplayTarget,
+} from '../inbox/check-dead-letter-query';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -138,6 +142,8 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     skipVersionCheck: queue.opts.skipVersionCheck,
   };
   const workers = new Set<{ close(): Promise<void> }>();
+  /** The routers of the workers started here: a replay's handler names are checked against them. */
+  const routers = new Set<EventRouter>();
   const roomFor =
     maxDepth === undefined
       ? undefined
@@ -171,15 +177,25 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         workerOptionsFor(workerOptions, attempts),
       );
       workers.add(worker);
+      routers.add(router);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
     async deadLetters(options) {
-      const { limit, type } = checkDeadLettersQuery(options);
-      const jobs = await failedJobs(queue, (d) => type === undefined || d.type === type, limit);
+      const { limit, type, handler } = checkDeadLettersQuery(options);
+      const jobs = await failedJobs(
+        queue,
+        (d, job) =>
+          (type === undefined || d.type === type) && (handler === undefined || handlerFailed(job, handler)),
+        limit,
+      );
       return jobs.map(deadLetterOf);
     },
-    async replay(target: string | ReplayFilter) {
-      return replayFailed(queue, checkReplayTarget(target));
+    async replay(given: string | ReplayFilter, options?: ReplayOptions) {
+      const target = checkReplayTarget(given);
+      const handlers = checkReplayOptions(target, options);
+      if (handlers !== undefined && typeof target === 'string')
+        return replayHandlers(queue, target, handlers, routers);
+      return replayFailed(queue, target);
     },
     async status(): Promise<InboxStatus> {
       const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');

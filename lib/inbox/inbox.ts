@@ -148,6 +148,20 @@ export interface ReplayFilter {
   since?: Date;
 }
 
+/** How {@link Inbox.replay} runs what it puts back. */
+export interface ReplayOptions {
+  /**
+   * Only with one event id: the replayed job runs only these handlers (by name), each once more even
+   * if its success was recorded before (asking by name is asking for it), and retried until it
+   * succeeds; once they have, the job completes if every other handler of the event had succeeded
+   * before, and goes back to the dead letters otherwise (saying which are left). An unknown name is
+   * refused: checked against the handlers the dead letter recorded, and, when a worker was started
+   * on this inbox in this process, the ones its router runs for the event (with a "did you mean").
+   * Defaults to none: a plain replay runs every handler without a recorded success.
+   */
+  handlers?: readonly string[];
+}
+
 /** What a queue holds now. */
 export interface InboxStatus {
   /**
@@ -190,14 +204,17 @@ export interface Inbox {
   startWorker(router: EventRouter, options?: InboxWorkerOptions): Promise<InboxWorker>;
   /**
    * The dead letters, newest first: at most `limit`, a whole number from 1 to 100 000 (defaults to
-   * `100`), of `type` when given. Rejects, the same on every engine, when given anything else.
+   * `100`), of `type` when given, and with `handler` only those on which that handler (by name) has
+   * not succeeded. Rejects, the same on every engine, when given anything else.
    */
-  deadLetters(options?: { limit?: number; type?: string }): Promise<DeadLetter[]>;
+  deadLetters(options?: { limit?: number; type?: string; handler?: string }): Promise<DeadLetter[]>;
   /**
    * Puts dead letters back in the queue (one event by id, or by filter; `{}` for all); resolves how
    * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
+   * The replayed job runs the handlers without a recorded success, or with `options.handlers` only
+   * those ({@link ReplayOptions}).
    */
-  replay(target: string | ReplayFilter): Promise<number>;
+  replay(target: string | ReplayFilter, options?: ReplayOptions): Promise<number>;
   /** Queue depth, oldest job age, dead letters, and whether the queue is paused. */
   status(): Promise<InboxStatus>;
   /**

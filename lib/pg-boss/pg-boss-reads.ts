@@ -36,6 +36,8 @@ export interface DeadJobQuery {
   type?: string | undefined;
   /** Only those that failed at or after this time. */
   since?: Date | undefined;
+  /** Only those on which this handler ran without a recorded success. */
+  handler?: string | undefined;
   /** At most this many. */
   limit: number;
   /** Only those after this one in the order read: the next page of a walk over many. */
@@ -70,6 +72,7 @@ export async function findDeadJobs(
         AND ($4::text IS NULL OR data->>'failedAt' COLLATE "C" >= $4::text)
         AND ($5::text IS NULL OR data->>'failedAt' COLLATE "C" < $5::text
              OR (data->>'failedAt' = $5::text AND id < $6::uuid))
+        AND ($8::text IS NULL OR data->'handlers'->$8::text->'ok' = 'false'::jsonb)
       ORDER BY data->>'failedAt' COLLATE "C" DESC, id DESC
       LIMIT $7::int`,
     [
@@ -80,6 +83,7 @@ export async function findDeadJobs(
       query.after?.data.failedAt ?? null,
       query.after?.id ?? null,
       query.limit,
+      query.handler ?? null,
     ],
   );
   return (rows as { id: string; data: unknown }[]).filter((row): row is DeadJob =>
