@@ -3,17 +3,10 @@
 // BullMQ, PostgreSQL for pg-boss), dead letters replayed: every handler's effect happens exactly once
 // per event, none is lost, and each handler's ctx.attempt counts its own tries.
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
-import { Pool } from 'pg';
 import { createEventRouter, type HandlerContext, type IdempotencyStore, type Inbox } from '../lib';
-import { normalizeEvent } from '../lib/events/normalize-event';
-import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { queuedDelivery } from '../lib/inbox/queued-delivery';
-import { PostgresStore } from '../lib/postgres';
-import { RedisStore } from '../lib/redis';
-import { buildEvent } from '../lib/testing';
 import { describeEachEngine } from './support/describe-each-engine';
-import { eventually, type EngineServer, type InboxEngine } from './support/inbox-engines';
+import { eventually } from './support/inbox-engines';
+import { queuedIssued as queued, sharedStore } from './support/queued-issued';
 
 // Replay a failure with PROPERTY_SEED=<seed> (and the path fast-check prints).
 const SEED = Number(process.env.PROPERTY_SEED ?? Date.now() % 1_000_000);
@@ -33,27 +26,6 @@ const scenario = fc.record({
   ),
 });
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
-
-function queued(id: string) {
-  const envelope = buildEvent('ag.access_pass.issued', {}, { id });
-  const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
-  return queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null);
-}
-
-/** The engine's shared store on the same server, and how to close it. */
-async function sharedStore(engine: InboxEngine, server: EngineServer) {
-  if (engine.name === 'bullmq') {
-    const redis = new Redis(server.url);
-    const store: IdempotencyStore = new RedisStore({
-      sendCommand: (command, ...args) => redis.call(command, ...args),
-    });
-    return { store, close: async () => void redis.disconnect() };
-  }
-  const pool = new Pool({ connectionString: server.url });
-  const store = new PostgresStore({ pool, table: 'handler_ledger' });
-  await store.setup();
-  return { store, close: () => pool.end() };
-}
 
 describeEachEngine('each handler once behind the inbox, as a property on $name', (engine, server) => {
   let run = 0;
@@ -132,7 +104,7 @@ describeEachEngine('each handler once behind the inbox, as a property on $name',
   }
 
   it(`every handler's effect exactly once per event, none lost (seed ${SEED}, ${RUNS} runs)`, async () => {
-    const shared = await sharedStore(engine, server());
+    const shared = await sharedStore(engine, server(), 'handler_ledger');
     console.log(`[inbox handlers property] ${engine.name}: seed ${SEED}, ${RUNS} runs`);
     try {
       await fc.assert(

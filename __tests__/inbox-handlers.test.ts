@@ -2,18 +2,9 @@
 // state, deadLetters({ handler }) finds those where it failed, and replay(id, { handlers }) runs
 // only the handlers named.
 import { createEventRouter, MemoryStore, type HandlerContext, type Inbox } from '../lib';
-import { normalizeEvent } from '../lib/events/normalize-event';
-import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { queuedDelivery } from '../lib/inbox/queued-delivery';
-import { buildEvent } from '../lib/testing';
 import { describeEachEngine } from './support/describe-each-engine';
 import { eventually } from './support/inbox-engines';
-
-function queued(id: string) {
-  const envelope = buildEvent('ag.access_pass.issued', {}, { id });
-  const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
-  return queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null);
-}
+import { queuedIssued as queued } from './support/queued-issued';
 
 let queues = 0;
 
