@@ -256,7 +256,14 @@ export function inboxWorkerCore(
     async run(delivery, attempt, job = {}) {
       const started = Date.now();
       const result = await runQueuedEvent(context, delivery, attempt, job);
-      const states = result.handlers === undefined ? undefined : nextStates(job.handlers, result.handlers);
+      const outcomes = result.handlers;
+      // Written to the job only when the try changed them (a busy put-back ran nothing new).
+      const changed =
+        outcomes !== undefined &&
+        (outcomes.ran.size > 0 ||
+          outcomes.unsettled.length > 0 ||
+          outcomes.before.some((name) => job.handlers?.[name]?.ok !== true));
+      const states = changed ? nextStates(job.handlers, outcomes) : undefined;
       const decided = dispose(result, attempt, delivery);
       // A completed job has no next try: its states are not kept.
       const disposition: JobDisposition =
@@ -275,9 +282,9 @@ export function inboxWorkerCore(
           durationMs: Date.now() - started,
           queuedMs: Math.max(0, started - Date.parse(delivery.receivedAt)),
           ...(result.futureTime === true ? { futureTime: true } : {}),
-          ...(states === undefined || result.handlers === undefined
+          ...(states === undefined || outcomes === undefined
             ? {}
-            : { handlers: ranThisTry(states, result.handlers) }),
+            : { handlers: ranThisTry(states, outcomes) }),
         });
       return disposition;
     },
