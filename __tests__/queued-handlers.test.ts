@@ -131,3 +131,43 @@ describe('behind the inbox, a job runs only the handlers without a recorded succ
     ]);
   });
 });
+
+describe('behind the inbox, ordered handlers compose with per-handler success', () => {
+  function updated(id: string, time: string) {
+    const envelope = buildEvent('ag.access_pass.updated', { id: 'pass-1' }, { id, time });
+    const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
+    return queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null);
+  }
+
+  it("an ordered handler that succeeded is not rerun, and its entity's mark advances once the rest succeed: an older event is then stale", async () => {
+    const runs: string[] = [];
+    let crmDown = true;
+    const router = createEventRouter()
+      .on('ag.access_pass.updated', (e: { id: string }) => void runs.push(`mirror:${e.id}`), {
+        name: 'mirror',
+        ordering: 'newest-wins',
+      })
+      .on(
+        'ag.access_pass.updated',
+        (e: { id: string }) => {
+          runs.push(`crm:${e.id}`);
+          if (crmDown) throw new Error('crm is down');
+        },
+        { name: 'crm' },
+      );
+    const c = core(router, { idempotency: new MemoryStore({ logger: false }) });
+    const first = await c.run(updated('newer', '2026-01-01T10:00:02Z'), 1, {});
+    expect(first.then).toBe('retry');
+    crmDown = false;
+    const second = await c.run(updated('newer', '2026-01-01T10:00:02Z'), 2, { handlers: first.handlers! });
+    expect(second).toEqual({ then: 'complete', status: 'processed' });
+    expect(runs).toEqual(['mirror:newer', 'crm:newer', 'crm:newer']);
+    // The entity's mark advanced with the second try: an older event's ordered handler is skipped.
+    runs.length = 0;
+    expect(await c.run(updated('older', '2026-01-01T10:00:01Z'), 1, {})).toEqual({
+      then: 'complete',
+      status: 'processed',
+    });
+    expect(runs).toEqual(['crm:older']);
+  });
+});
