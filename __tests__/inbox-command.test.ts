@@ -161,6 +161,73 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
     }
   }, 60_000);
 
+  it("shows each handler's state on a dead letter, lists by --handler, and replays only the handlers named by --handler", async () => {
+    const name = `cli-handlers-${process.pid}`;
+    const inbox = server().inbox(name);
+    const down = new Set(['welcome-email', 'audit']);
+    const runs: string[] = [];
+    const handler = (h: string) => () => {
+      runs.push(h);
+      if (down.has(h)) throw new Error(`${h} is down`);
+    };
+    const worker = await inbox.startWorker(
+      createEventRouter()
+        .on('ag.access_pass.issued', handler('crm'), { name: 'crm' })
+        .on('ag.access_pass.issued', handler('welcome-email'), { name: 'welcome-email' })
+        .on('ag.access_pass.issued', handler('audit'), { name: 'audit' }),
+      { attempts: 1, logger: false },
+    );
+    try {
+      await enqueue(inbox, 'evt_cli_handlers');
+      await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+      const url = ['--url', server().url, '--name', name];
+      expect((await run('inbox', 'dead-letters', ...url)).stdout).toMatch(
+        /^evt_cli_handlers {2}.* {2}handlers: audit failed \(1 try\), crm ok \(1 try\), welcome-email failed \(1 try\)$/,
+      );
+      const json = JSON.parse((await run('inbox', 'dead-letters', ...url, '--json')).stdout) as unknown;
+      expect(json).toMatchObject([
+        {
+          handlers: {
+            crm: { ok: true },
+            'welcome-email': { ok: false, lastError: 'Error: welcome-email is down' },
+          },
+        },
+      ]);
+      expect((await run('inbox', 'dead-letters', ...url, '--handler', 'audit')).stdout).toMatch(
+        /^evt_cli_handlers /,
+      );
+      expect((await run('inbox', 'dead-letters', ...url, '--handler', 'crm')).stdout).toBe('no dead letters');
+
+      const typo = await run('inbox', 'replay', 'evt_cli_handlers', '--handler', 'welcome-emial', ...url);
+      expect(typo.code).toBe(1);
+      expect(typo.stderr).toMatch(/has no handler named 'welcome-emial' \(did you mean 'welcome-email'\?\)/);
+      expect((await inbox.status()).dead).toBe(1);
+
+      down.clear();
+      runs.length = 0;
+      expect(
+        await run(
+          'inbox',
+          'replay',
+          'evt_cli_handlers',
+          '--handler',
+          'welcome-email',
+          '--handler',
+          'audit',
+          ...url,
+        ),
+      ).toMatchObject({ code: 0, stdout: 'replayed 1 dead letter' });
+      await eventually('the job done', async () => {
+        const s = await inbox.status();
+        return s.waiting + s.delayed + s.active + s.dead === 0;
+      });
+      expect(runs.sort()).toEqual(['audit', 'welcome-email']);
+    } finally {
+      await worker.close();
+      await inbox.close();
+    }
+  }, 60_000);
+
   it('pauses the queue (status says so, the worker starts no try), and resumes it: the held event runs once', async () => {
     const { name, inbox, runs, fix, close } = await brokenQueue(server(), 'cli-pause');
     try {
@@ -304,6 +371,10 @@ describe('service-webhooks inbox, called wrong', () => {
     [
       ['inbox', 'issues', '--url', 'redis://127.0.0.1:1', '--limit', '1001'],
       /--limit must be a whole number from 1 to 1000$/m,
+    ],
+    [
+      ['inbox', 'replay', '--all', '--handler', 'crm', '--url', 'redis://127.0.0.1:1'],
+      /--handler replays one event: give its id/,
     ],
     [
       ['inbox', 'dead-letters', '--url', 'redis://127.0.0.1:1', '--limit', '0'],

@@ -243,7 +243,10 @@ describeEachEngine('deadLetters() and replay() check what they are given on $nam
     [{ type: 5 }, /^\[service-webhooks\] inbox\.deadLetters: type must be a non-empty event type/],
     [{ type: '' }, /inbox\.deadLetters: type must be a non-empty event type/],
     [{ limt: 5 }, /inbox\.deadLetters: unknown option "limt"; did you mean "limit"\?/],
-    ['evt_kept', /inbox\.deadLetters: takes \{ limit\?, type\? \} or nothing/],
+    ['evt_kept', /inbox\.deadLetters: takes \{ limit\?, type\?, handler\? \} or nothing/],
+    [{ handler: '' }, /inbox\.deadLetters: handler must be a handler's name, a non-empty string/],
+    [{ handler: ['crm'] }, /inbox\.deadLetters: handler must be a handler's name/],
+    [{ handlers: 'crm' }, /inbox\.deadLetters: unknown option "handlers"; did you mean "handler"\?/],
   ])('deadLetters(%p) is refused, with the same error on every engine', async (options, message) => {
     await expect(inbox.deadLetters(options as never)).rejects.toThrow(message);
   });
@@ -262,6 +265,25 @@ describeEachEngine('deadLetters() and replay() check what they are given on $nam
     'replay(%p) is refused, with the same error on every engine, and replays nothing',
     async (target, message) => {
       await expect(inbox.replay(target as never)).rejects.toThrow(message);
+      expect((await inbox.status()).dead).toBe(1);
+    },
+  );
+
+  it.each([
+    [
+      {},
+      { handlers: ['crm'] },
+      /^\[service-webhooks\] inbox\.replay: handlers replays one event: give its id/,
+    ],
+    ['evt_kept', { handlers: [] }, /inbox\.replay: handlers must be a non-empty list of handler names/],
+    ['evt_kept', { handlers: 'crm' }, /inbox\.replay: handlers must be a non-empty list/],
+    ['evt_kept', { handlers: [''] }, /inbox\.replay: each of handlers must be a handler's name/],
+    ['evt_kept', { handler: ['crm'] }, /inbox\.replay: unknown option "handler"; did you mean "handlers"\?/],
+    ['evt_kept', 'crm', /inbox\.replay: takes options \{ handlers\? \} after the target/],
+  ])(
+    'replay(%p, %p) is refused, with the same error on every engine, and replays nothing',
+    async (target, options, message) => {
+      await expect(inbox.replay(target as never, options as never)).rejects.toThrow(message);
       expect((await inbox.status()).dead).toBe(1);
     },
   );

@@ -1,38 +1,12 @@
 // A try whose handler outlives the worker's timeout keeps the event: no second start while it runs.
-import { Redis } from 'ioredis';
-import { Pool } from 'pg';
 import { createEventRouter, type IdempotencyStore, type Inbox, type JobRecord } from '../lib';
 import { handledKey } from '../lib/core/dispatch/run-queued-event';
-import { normalizeEvent } from '../lib/events/normalize-event';
-import { queuedDelivery } from '../lib/inbox/queued-delivery';
-import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { PostgresStore } from '../lib/postgres';
-import { RedisStore } from '../lib/redis';
-import { buildEvent } from '../lib/testing';
 import { describeEachEngine } from './support/describe-each-engine';
-import { eventually, type EngineServer, type InboxEngine } from './support/inbox-engines';
+import { eventually } from './support/inbox-engines';
+import { queuedIssued as queued, sharedStore } from './support/queued-issued';
 
 const TIMEOUT_MS = 1_000;
 let queues = 0;
-
-function queued(id: string) {
-  const envelope = buildEvent('ag.access_pass.issued', {}, { id });
-  const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
-  return queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null);
-}
-
-/** The shared store an engine's users have at hand: Redis beside BullMQ, PostgreSQL beside pg-boss. */
-async function sharedStore(engine: InboxEngine, server: EngineServer) {
-  if (engine.name === 'bullmq') {
-    const redis = new Redis(server.url);
-    const store = new RedisStore({ sendCommand: (command, ...args) => redis.call(command, ...args) });
-    return { store, close: async () => void redis.disconnect() };
-  }
-  const pool = new Pool({ connectionString: server.url });
-  const store = new PostgresStore({ pool, table: `overrun_${process.pid}_${++queues}` });
-  await store.setup();
-  return { store, close: () => pool.end() };
-}
 
 describeEachEngine('a handler that ignores ctx.signal past timeoutMs, on $name', (engine, server) => {
   const opened: { close(): Promise<void> }[] = [];
@@ -44,7 +18,7 @@ describeEachEngine('a handler that ignores ctx.signal past timeoutMs, on $name',
   async function open(): Promise<{ inbox: Inbox; store: IdempotencyStore }> {
     const inbox = server().inbox(`overrun-${process.pid}-${++queues}`);
     opened.push(inbox);
-    const shared = await sharedStore(engine, server());
+    const shared = await sharedStore(engine, server(), `overrun_${process.pid}_${++queues}`);
     opened.push(shared);
     return { inbox, store: shared.store };
   }

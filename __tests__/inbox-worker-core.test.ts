@@ -62,6 +62,8 @@ describe('inboxWorkerCore: a busy try is put back, never dead-lettered', () => {
     // No handler failed: the doc of OrderingGuard says busy "put[s] it back for later without
     // counting a failure of the handlers". Dead-lettering it means it is never run automatically.
     expect(second.then).toBe('putBack');
+    // It ran no handler: nothing for the engine to write into the job.
+    expect(second.handlers).toBeUndefined();
     expect(ran).toEqual(['b']);
   });
 

@@ -2,6 +2,10 @@ import type { Job, Queue } from 'bullmq';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { issueRefsOf } from '../inbox/issue-refs';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
+import { jobHandlersOf, replayStates, withoutHandlers, type JobHandlers } from '../inbox/handler-states';
+import { MAX_DEAD_LETTERS } from '../inbox/check-dead-letter-query';
+import { checkReplayHandlers } from '../inbox/check-replay-handlers';
+import type { EventRouter } from '../events/event-router';
 
 /** How many failed jobs one read brings back: memory holds one page, however many there are. */
 export const PAGE = 500;
@@ -21,9 +25,17 @@ export async function failedJobs(
   return found.slice(0, limit);
 }
 
-/** Puts one failed job back with fresh tries; false when it was no longer failed (replayed meanwhile). */
-async function retried(job: Job): Promise<boolean> {
+/**
+ * Puts one failed job back with fresh tries; false when it was no longer failed (replayed meanwhile).
+ * A job BullMQ failed itself (it stalled) may still hold an earlier replay's `runOnly`: a `plain`
+ * replay drops it, so every handler not yet done runs.
+ */
+async function retried(job: Job, plain = true): Promise<boolean> {
   try {
+    if (plain && jobHandlersOf(job.data).runOnly !== undefined) {
+      const { runOnly: _only, ...data } = job.data as QueuedDelivery & JobHandlers;
+      await job.updateData(data);
+    }
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     return true;
   } catch {
@@ -55,9 +67,39 @@ export async function replayFailed(queue: Queue, target: string | ReplayFilter):
   }
 }
 
+/**
+ * Replays the dead letters of event `id` to run only the handlers `names`: every one is checked
+ * first (nothing is replayed if a name is unknown), then each job's data says so (its named
+ * handlers not yet done, `runOnly`) and it is put back.
+ */
+export async function replayHandlers(
+  queue: Queue,
+  id: string,
+  names: readonly string[],
+  routers: Iterable<EventRouter>,
+): Promise<number> {
+  const jobs = await failedJobs(queue, (d) => d.id === id, MAX_DEAD_LETTERS);
+  for (const job of jobs) checkReplayHandlers(deadLetterOf(job), names, routers);
+  let replayed = 0;
+  for (const job of jobs) {
+    const { handlers } = jobHandlersOf(job.data);
+    const data = withoutHandlers(job.data as QueuedDelivery);
+    await job.updateData({ ...data, handlers: replayStates(handlers, names), runOnly: names });
+    if (await retried(job, false)) replayed++;
+  }
+  return replayed;
+}
+
+/** Whether handler `name` ran on a failed job without a recorded success. */
+export function handlerFailed(job: Job, name: string): boolean {
+  return jobHandlersOf(job.data).handlers?.[name]?.ok === false;
+}
+
 export function deadLetterOf(job: Job): DeadLetter {
-  const delivery = job.data as QueuedDelivery;
+  const delivery = withoutHandlers(job.data as QueuedDelivery);
+  const { handlers } = jobHandlersOf(job.data);
   return {
+    ...(handlers === undefined ? {} : { handlers }),
     delivery,
     attempts: job.attemptsMade,
     lastError: job.failedReason ?? null,

@@ -1,12 +1,17 @@
 import type { ConnectionOptions, Queue } from 'bullmq';
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
-import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter, ReplayOptions } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
-import { deadLetterOf, failedJobs, replayFailed } from './bullmq-dead-letters';
-import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import { deadLetterOf, failedJobs, handlerFailed, replayFailed, replayHandlers } from './bullmq-dead-letters';
+import {
+  checkDeadLettersQuery,
+  checkIssuesQuery,
+  checkReplayOptions,
+  checkReplayTarget,
+  MAX_ISSUES,
+} from '../inbox/check-dead-letter-query';
 import { failedIssues } from './bullmq-issues';
-import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
 import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
 import { redisIssueLedger } from './redis-issue-ledger';
 import { rateLimitedLog } from '../core/rate-limited-log';
@@ -142,6 +147,8 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     skipVersionCheck: queue.opts.skipVersionCheck,
   };
   const workers = new Set<{ close(): Promise<void> }>();
+  /** The routers of the workers started here: a replay's handler names are checked against them. */
+  const routers = new Set<EventRouter>();
   const roomFor =
     maxDepth === undefined
       ? undefined
@@ -189,18 +196,28 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         });
       const worker = { close: () => Promise.all([watch?.close(), started.close()]).then(() => undefined) };
       workers.add(worker);
+      routers.add(router);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
     async deadLetters(options) {
-      const { limit, type } = checkDeadLettersQuery(options);
-      const jobs = await failedJobs(queue, (d) => type === undefined || d.type === type, limit);
+      const { limit, type, handler } = checkDeadLettersQuery(options);
+      const jobs = await failedJobs(
+        queue,
+        (d, job) =>
+          (type === undefined || d.type === type) && (handler === undefined || handlerFailed(job, handler)),
+        limit,
+      );
       return jobs.map(deadLetterOf);
     },
     async issues(query) {
       return failedIssues(queue, checkIssuesQuery(query));
     },
-    async replay(target: string | ReplayFilter) {
-      return replayFailed(queue, checkReplayTarget(target));
+    async replay(given: string | ReplayFilter, options?: ReplayOptions) {
+      const target = checkReplayTarget(given);
+      const handlers = checkReplayOptions(target, options);
+      if (handlers !== undefined && typeof target === 'string')
+        return replayHandlers(queue, target, handlers, routers);
+      return replayFailed(queue, target);
     },
     async status(): Promise<InboxStatus> {
       const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');

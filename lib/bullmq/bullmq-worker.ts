@@ -7,6 +7,12 @@ import type { InboxWorkerOptions } from '../inbox/inbox';
 import type { QueuedDelivery } from '../inbox/queued-delivery';
 import { loadBullmq } from './load-bullmq';
 import { workerConnection } from './worker-connection';
+import {
+  jobHandlersOf,
+  withoutHandlers,
+  type HandlerStates,
+  type JobHandlers,
+} from '../inbox/handler-states';
 
 /** Where the worker finds its jobs: the same Redis, key prefix and name as the queue that adds them. */
 export interface WorkerQueue {
@@ -51,10 +57,28 @@ export async function startBullmqWorker(
 ): Promise<{ close(): Promise<void> }> {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
   const { DelayedError, UnrecoverableError, Worker } = loadBullmq();
-  const processJob = async (job: Job<QueuedDelivery>, token?: string) => {
+  /**
+   * Keeps the handlers' states in the job's data for its next try (or its dead letter), dropping a
+   * replay's `runOnly` once the job is dead: a plain replay of it runs every handler not yet done.
+   * Not kept (Redis away): the store still says which handlers succeeded, and a try not counted.
+   */
+  async function keep(job: Job<QueuedDelivery & JobHandlers>, handlers: HandlerStates, dead: boolean) {
+    const { runOnly: _only, ...data } = job.data;
+    try {
+      await job.updateData({ ...data, handlers, ...(dead || _only === undefined ? {} : { runOnly: _only }) });
+    } catch (error) {
+      core.log.warn(
+        { eventId: job.data.id, err: error },
+        "could not keep the handlers' states with the job; its next try counts from what it held",
+      );
+    }
+  }
+  const processJob = async (job: Job<QueuedDelivery & JobHandlers>, token?: string) => {
     const attempt = job.attemptsMade + 1;
-    const next = await core.run(job.data, attempt);
+    const next = await core.run(withoutHandlers(job.data), attempt, jobHandlersOf(job.data));
     if (next.then === 'complete') return next.status;
+    if (next.handlers !== undefined)
+      await keep(job, next.handlers, next.then === 'dead' || attempt >= (job.opts.attempts ?? 1));
     if (next.then === 'dead') throw new UnrecoverableError(next.error);
     if (next.then === 'putBack' && token !== undefined) {
       // Delayed without spending an attempt: BullMQ counts attemptsStarted, not attemptsMade, for it.
@@ -70,7 +94,7 @@ export async function startBullmqWorker(
     throw new TryFailed(next.error, next.delayMs);
   };
   const { connection, release } = workerConnection(queue.connection);
-  const worker = new Worker<QueuedDelivery>(queue.name, processJob, {
+  const worker = new Worker<QueuedDelivery & JobHandlers>(queue.name, processJob, {
     connection,
     prefix: queue.prefix,
     ...(queue.skipVersionCheck === undefined ? {} : { skipVersionCheck: queue.skipVersionCheck }),

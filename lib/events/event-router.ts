@@ -29,6 +29,11 @@ export interface HandlerContext {
    * (the type or pattern, `onAny`, `onUnhandled`). Its success is recorded under this name.
    */
   readonly handler: string;
+  /**
+   * This handler's try number for this event, 1 for its first. Behind the inbox, how many tries of
+   * the job ran it, this one included (a handler that succeeded is not run again).
+   */
+  readonly attempt: number;
 }
 
 /** A handler of events `E`: what it returns or resolves is ignored; a throw or rejection refuses the event (500, or 503 with {@link RetryLater}) and the Service delivers it again. */

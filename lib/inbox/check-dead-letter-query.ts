@@ -1,14 +1,16 @@
 import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
-import type { ReplayFilter } from './inbox';
+import type { ReplayFilter, ReplayOptions } from './inbox';
 
 /** The most dead letters one `deadLetters()` call brings back (and so holds in memory). */
 export const MAX_DEAD_LETTERS = 100_000;
 
-/** What {@link checkDeadLettersQuery} gives back: the limit filled in, the type when given. */
+/** What {@link checkDeadLettersQuery} gives back: the limit filled in, the type and handler when given. */
 export interface DeadLettersQuery {
   limit: number;
   type: string | undefined;
+  /** Only dead letters on which this handler has not succeeded. */
+  handler: string | undefined;
 }
 
 /** A `{ … }` literal: a Date or an array given as the filter is a mistake, not "every dead letter". */
@@ -32,15 +34,28 @@ function checkType(type: unknown, where: string): string | undefined {
  * key would otherwise be ignored, and `replay({ typ })` would put back every dead letter.
  */
 
-/** `deadLetters({ limit?, type? })`, checked: `limit` a whole number from 1 to 100 000 (default 100). */
+function checkHandlerName(name: unknown, where: string, what: string): string {
+  if (typeof name === 'string' && name !== '') return name;
+  throw new OptionsError(
+    'ERR_SW_OPTION',
+    where,
+    `${what} must be a handler's name, a non-empty string such as 'welcome-email' (got ${JSON.stringify(name) ?? String(name)})`,
+  );
+}
+
+/** `deadLetters({ limit?, type?, handler? })`, checked: `limit` a whole number from 1 to 100 000 (default 100). */
 export function checkDeadLettersQuery(options: unknown): DeadLettersQuery {
   const where = 'inbox.deadLetters';
-  if (options === undefined) return { limit: 100, type: undefined };
+  if (options === undefined) return { limit: 100, type: undefined, handler: undefined };
   if (!isPlainObject(options))
-    throw new OptionsError('ERR_SW_OPTION', where, 'takes { limit?, type? } or nothing');
-  checkOptionKeys(options, ['limit', 'type'], where);
-  const { limit, type } = options as { limit?: unknown; type?: unknown };
-  return { limit: checkLimit(limit, MAX_DEAD_LETTERS, where), type: checkType(type, where) };
+    throw new OptionsError('ERR_SW_OPTION', where, 'takes { limit?, type?, handler? } or nothing');
+  checkOptionKeys(options, ['limit', 'type', 'handler'], where);
+  const { limit, type, handler } = options as { limit?: unknown; type?: unknown; handler?: unknown };
+  return {
+    limit: checkLimit(limit, MAX_DEAD_LETTERS, where),
+    type: checkType(type, where),
+    handler: handler === undefined ? undefined : checkHandlerName(handler, where, 'handler'),
+  };
 }
 
 /** A page's `limit`: a whole number from 1 to `max`, `100` when not given. */
@@ -95,4 +110,35 @@ export function checkReplayTarget(target: unknown): string | ReplayFilter {
       `issue must be an issue's key, as inbox.issues() gives it (got ${JSON.stringify(issue) ?? String(issue)})`,
     );
   return target as ReplayFilter;
+}
+
+/**
+ * `replay(target, { handlers? })`, checked: `handlers` a non-empty list of names, only with one event
+ * id (the names are checked against that dead letter's handlers when it is read). Resolves the names,
+ * or undefined for a plain replay.
+ */
+export function checkReplayOptions(
+  target: string | ReplayFilter,
+  options: unknown,
+): readonly string[] | undefined {
+  const where = 'inbox.replay';
+  if (options === undefined) return undefined;
+  if (!isPlainObject(options))
+    throw new OptionsError('ERR_SW_OPTION', where, 'takes options { handlers? } after the target');
+  checkOptionKeys(options, ['handlers'], where);
+  const { handlers } = options as ReplayOptions;
+  if (handlers === undefined) return undefined;
+  if (!Array.isArray(handlers) || handlers.length === 0)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      "handlers must be a non-empty list of handler names, such as ['welcome-email']",
+    );
+  if (typeof target !== 'string')
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      "handlers replays one event: give its id, as replay('evt_123', { handlers: ['welcome-email'] })",
+    );
+  return [...new Set(handlers.map((name: unknown) => checkHandlerName(name, where, 'each of handlers')))];
 }

@@ -4,6 +4,7 @@ import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
 import type { InboxIssue, IssueAlert, IssuesQuery } from './inbox-issue';
 import type { QueuedDelivery } from './queued-delivery';
+import type { HandlerState } from './handler-states';
 import type { WorkerRate } from './worker-rate';
 
 /** How long to wait before attempt `attempt + 1`, after attempt `attempt` (1-based) failed. */
@@ -119,6 +120,13 @@ export interface JobRecord {
    * (or it was `stale`) with the entity's mark held at that bound.
    */
   futureTime?: true;
+  /**
+   * The handlers this try ran, by name: whether each succeeded, its own try number (`ctx.attempt`),
+   * and its error's message when it failed (or was still running when the try timed out). Absent
+   * when the try ran none (a duplicate, a put-back); handlers skipped for a success recorded before
+   * are not listed.
+   */
+  handlers?: Record<string, { ok: boolean; attempt: number; error?: string }>;
 }
 
 /** A running worker. */
@@ -139,6 +147,13 @@ export interface DeadLetter {
   receivedAt: Date;
   /** When the last try failed. */
   failedAt: Date | null;
+  /**
+   * Each handler's state by name: `ok` once its success was recorded (a plain replay does not run it
+   * again), `attempts` the tries of the job that ran it, `lastError` its last failure's message.
+   * Absent on a dead letter whose job ran no handler (its envelope unreadable) or was written by an
+   * older version.
+   */
+  handlers?: Record<string, HandlerState>;
 }
 
 /** Which dead letters {@link Inbox.replay} puts back. */
@@ -149,6 +164,20 @@ export interface ReplayFilter {
   since?: Date;
   /** Only the dead letters of this issue (its `key`, from {@link Inbox.issues}). */
   issue?: string;
+}
+
+/** How {@link Inbox.replay} runs what it puts back. */
+export interface ReplayOptions {
+  /**
+   * Only with one event id: the replayed job runs only these handlers (by name), each once more even
+   * if its success was recorded before (asking by name is asking for it), and retried until it
+   * succeeds; once they have, the job completes if every other handler of the event had succeeded
+   * before, and goes back to the dead letters otherwise (saying which are left). An unknown name is
+   * refused: checked against the handlers the dead letter recorded, and, when a worker was started
+   * on this inbox in this process, the ones its router runs for the event (with a "did you mean").
+   * Defaults to none: a plain replay runs every handler without a recorded success.
+   */
+  handlers?: readonly string[];
 }
 
 /** What a queue holds now. */
@@ -193,9 +222,10 @@ export interface Inbox {
   startWorker(router: EventRouter, options?: InboxWorkerOptions): Promise<InboxWorker>;
   /**
    * The dead letters, newest first: at most `limit`, a whole number from 1 to 100 000 (defaults to
-   * `100`), of `type` when given. Rejects, the same on every engine, when given anything else.
+   * `100`), of `type` when given, and with `handler` only those on which that handler (by name) has
+   * not succeeded. Rejects, the same on every engine, when given anything else.
    */
-  deadLetters(options?: { limit?: number; type?: string }): Promise<DeadLetter[]>;
+  deadLetters(options?: { limit?: number; type?: string; handler?: string }): Promise<DeadLetter[]>;
   /**
    * The open issues: the dead letters grouped by event type, handler and error fingerprint, the most
    * recent first: at most `limit` (1 to 1000, defaults to `100`), those with a dead letter failed at
@@ -206,8 +236,10 @@ export interface Inbox {
   /**
    * Puts dead letters back in the queue (one event by id, or by filter; `{}` for all); resolves how
    * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
+   * The replayed job runs the handlers without a recorded success, or with `options.handlers` only
+   * those ({@link ReplayOptions}).
    */
-  replay(target: string | ReplayFilter): Promise<number>;
+  replay(target: string | ReplayFilter, options?: ReplayOptions): Promise<number>;
   /** Queue depth, oldest job age, dead letters, and whether the queue is paused. */
   status(): Promise<InboxStatus>;
   /**

@@ -1,5 +1,6 @@
 import type { DeadLetter } from '../inbox/inbox';
 import type { IssueRef } from '../inbox/issue-refs';
+import { handlerStatesOf, type HandlerStates } from '../inbox/handler-states';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 
 /** A dead letter as the `<name>.dead` queue holds it. */
@@ -14,6 +15,10 @@ export interface DeadLetterData {
    * (`inbox.issues()`) without reading them out. Absent on letters written before issues existed.
    */
   issues?: IssueRef[];
+  /** Each handler's state when the job died (absent in a dead letter of an older version). */
+  handlers?: HandlerStates;
+  /** Set on the dead letter by a replay naming handlers, just before it is moved back. */
+  runOnly?: readonly string[];
 }
 
 export function isDeadLetterData(value: unknown): value is DeadLetterData {
@@ -26,7 +31,9 @@ export function isDeadLetterData(value: unknown): value is DeadLetterData {
 }
 
 export function deadLetterOf(data: DeadLetterData): DeadLetter {
+  const handlers = handlerStatesOf(data.handlers);
   return {
+    ...(handlers === undefined ? {} : { handlers }),
     delivery: data.delivery,
     attempts: data.attempts,
     lastError: data.lastError,

@@ -2,15 +2,24 @@ import { checkOptionKeys } from '../check-option-keys';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import type { EventRouter } from '../events/event-router';
-import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
+import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter, ReplayOptions } from '../inbox/inbox';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
-import { checkDeadLettersQuery, checkIssuesQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import {
+  checkDeadLettersQuery,
+  checkIssuesQuery,
+  checkReplayOptions,
+  checkReplayTarget,
+  MAX_DEAD_LETTERS,
+  MAX_ISSUES,
+} from '../inbox/check-dead-letter-query';
 import { findIssues, inIssue } from './pg-boss-issue-reads';
-import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
 import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
 import { pgIssueLedger } from './pg-issue-ledger';
+import { checkReplayHandlers } from '../inbox/check-replay-handlers';
+import { replayStates } from '../inbox/handler-states';
+import { checkTransactions, inTransaction } from './in-transaction';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
@@ -104,6 +113,8 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   const warn = rateLimitedLog(resolveLogger(options.logger, WHERE));
   const dead = `${name}.dead`;
   const workers = new Set<PgBossWorker>();
+  /** The routers of the workers started here: a replay's handler names are checked against them. */
+  const routers = new Set<EventRouter>();
   let ready: Promise<PgBoss> | undefined;
 
   /** Starts an owned boss and makes both queues, once; a failure is forgotten so the next call tries again. */
@@ -158,6 +169,28 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     });
   }
 
+  /**
+   * Replays the dead letters of event `id` to run only the handlers `names`: every one is checked
+   * first (nothing moves if a name is unknown); then each, in one transaction, is updated to say so
+   * (its named handlers not yet done, `runOnly`) and moved back by pg-boss's redrive.
+   */
+  async function replayHandlers(b: PgBoss, id: string, names: readonly string[]): Promise<number> {
+    checkTransactions(b, 'inbox.replay');
+    const jobs = await findDeadJobs(b, schema, dead, { eventId: id, limit: MAX_DEAD_LETTERS });
+    for (const job of jobs) checkReplayHandlers(deadLetterOf(job.data), names, routers);
+    let replayed = 0;
+    for (const job of jobs) {
+      await inTransaction(b, async (db) => {
+        const data = { ...job.data, handlers: replayStates(job.data.handlers, names), runOnly: names };
+        if ((await b.update(dead, data, { id: job.id, db })).updated !== 1) return false;
+        const moved = await b.redrive(dead, { destination: name, ids: [job.id], limit: 1, db });
+        replayed += moved;
+        return moved === 1;
+      });
+    }
+    return replayed;
+  }
+
   return {
     engine: 'pg-boss',
     name,
@@ -179,6 +212,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
         close: () => Promise.all([watch?.close(), started.close()]).then(() => undefined),
       };
       workers.add(worker);
+      routers.add(router);
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
     async deadLetters(options): Promise<DeadLetter[]> {
@@ -189,9 +223,11 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     async issues(query) {
       return findIssues(await boss(), schema, dead, checkIssuesQuery(query));
     },
-    async replay(given: string | ReplayFilter) {
+    async replay(given: string | ReplayFilter, options?: ReplayOptions) {
       const target = checkReplayTarget(given);
+      const handlers = checkReplayOptions(target, options);
       const b = await boss();
+      if (handlers !== undefined && typeof target === 'string') return replayHandlers(b, target, handlers);
       const issue = typeof target === 'string' ? undefined : target.issue;
       const query =
         typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since, issue };

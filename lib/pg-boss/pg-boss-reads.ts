@@ -48,6 +48,8 @@ export interface DeadJobQuery {
    * (`inIssue` tells those apart after the read, so a page is cut by the limit only).
    */
   issue?: string | undefined;
+  /** Only those on which this handler ran without a recorded success. */
+  handler?: string | undefined;
   /** At most this many. */
   limit: number;
   /** Only those after this one in the order read: the next page of a walk over many. */
@@ -80,6 +82,7 @@ export async function findDeadJobs(
              OR (data->>'failedAt' = $5::text AND id < $6::uuid))
         AND ($8::text IS NULL OR jsonb_typeof(data->'issues') IS DISTINCT FROM 'array'
              OR data->'issues' @> jsonb_build_array(jsonb_build_object('key', $8::text)))
+        AND ($9::text IS NULL OR data->'handlers'->$9::text->'ok' = 'false'::jsonb)
       ORDER BY data->>'failedAt' COLLATE "C" DESC, id DESC
       LIMIT $7::int`,
     [
@@ -91,6 +94,7 @@ export async function findDeadJobs(
       query.after?.id ?? null,
       query.limit,
       query.issue ?? null,
+      query.handler ?? null,
     ],
   );
   return (rows as { id: string; data: unknown }[]).filter((row): row is DeadJob =>

@@ -11,6 +11,7 @@ import { engineErrorLog } from '../core/engine-error-log';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
 import { startWindow } from '../inbox/start-window';
 import { checkTransactions, inTransaction } from './in-transaction';
+import { jobHandlersOf, withoutHandlers, type HandlerStates } from '../inbox/handler-states';
 
 /** How long a dead letter is kept. */
 const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
@@ -27,12 +28,16 @@ function putBacksOf(data: unknown): number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0;
 }
 
-/** The queued delivery a job holds: its data, or a replayed dead letter's (redrive copies its data). */
+/**
+ * The queued delivery a job holds: its data, or a replayed dead letter's (redrive copies its data),
+ * without what the job carries besides (its put-backs, its handlers' states).
+ */
 function deliveryOf(data: unknown): unknown {
   const held = isDeadLetterData(data) ? data.delivery : data;
-  if (typeof held !== 'object' || held === null || !('putBacks' in held)) return held;
+  if (typeof held !== 'object' || held === null) return held;
+  if (!('putBacks' in held)) return withoutHandlers(held);
   const { putBacks: _counted, ...delivery } = held as Record<string, unknown>;
-  return delivery;
+  return withoutHandlers(delivery);
 }
 
 /** How long an idle loop waits before it asks for a job again. */
@@ -117,12 +122,20 @@ export function startPgBossWorker(
    * that dies in between commits neither, leaving the job running until pg-boss takes it back. At
    * no instant is the event neither queued, running nor dead.
    */
-  async function deadLetter(job: PgBossJob, delivery: unknown, attempts: number, lastError: string) {
+  async function deadLetter(
+    job: PgBossJob,
+    delivery: unknown,
+    attempts: number,
+    lastError: string,
+    handlers?: HandlerStates,
+  ) {
+    // A replay's runOnly is not kept: a plain replay of this dead letter runs every handler not done.
     const data: DeadLetterData = {
       delivery: delivery as DeadLetterData['delivery'],
       attempts,
       lastError,
       failedAt: new Date().toISOString(),
+      ...(handlers === undefined ? {} : { handlers }),
     };
     // Grouped now, once, so `issues()` counts the dead queue in PostgreSQL without reading it out.
     if (isQueuedDelivery(delivery)) data.issues = issueRefsOf(data);
@@ -142,12 +155,22 @@ export function startPgBossWorker(
    * nothing) and its start moved to the delay the worker chose (pg-boss's own is 1 s), in one
    * transaction, so no other worker can fetch the job between the two. A busy try (`putBacks` one
    * more than the job held) must not count as an attempt, but pg-boss counts every claim, so the job
-   * carries how many of its claims were put back, and the attempt is the claims less those.
+   * carries how many of its claims were put back, and the attempt is the claims less those. The
+   * handlers' states after this try (`handlers`) are kept in its data the same way.
    */
-  async function again(job: PgBossJob, delayMs: number, error: string, putBacks: number) {
+  async function again(
+    job: PgBossJob,
+    delayMs: number,
+    error: string,
+    putBacks: number,
+    handlers?: HandlerStates,
+  ) {
     await inTransaction(boss, async (db) => {
       if (!affected(await boss.fail(name, attemptOf(job), { error }, { db }))) return false;
-      const data = putBacks === putBacksOf(job.data) ? undefined : { ...(job.data as object), putBacks };
+      const data =
+        putBacks === putBacksOf(job.data) && handlers === undefined
+          ? undefined
+          : { ...(job.data as object), putBacks, ...(handlers === undefined ? {} : { handlers }) };
       const moved = await boss.update(name, data, {
         id: job.id,
         startAfter: Math.max(1, delayMs) / 1000,
@@ -169,13 +192,14 @@ export function startPgBossWorker(
     const delivery = deliveryOf(job.data);
     if (!isQueuedDelivery(delivery))
       return deadLetter(job, delivery, attempt, 'the job does not hold a queued delivery');
-    const next = await core.run(delivery, attempt);
+    const next = await core.run(delivery, attempt, jobHandlersOf(job.data));
     if (next.then === 'complete') {
       await boss.complete(name, attemptOf(job), { status: next.status });
       return;
     }
-    if (next.then === 'dead') return deadLetter(job, delivery, attempt, next.error);
-    return again(job, next.delayMs, next.error, next.then === 'putBack' ? putBacks + 1 : putBacks);
+    if (next.then === 'dead') return deadLetter(job, delivery, attempt, next.error, next.handlers);
+    const putBack = next.then === 'putBack' ? putBacks + 1 : putBacks;
+    return again(job, next.delayMs, next.error, putBack, next.handlers);
   }
 
   async function loop(): Promise<void> {

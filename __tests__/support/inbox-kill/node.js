@@ -88,21 +88,40 @@ async function receiver({ inbox, store }) {
   await new Promise((resolve) => server.listen(Number(env('PORT')), '127.0.0.1', resolve));
 }
 
+/** Each handler's effect is a line `<event id>/<handler>` in the ledger: what must happen once. */
+const HANDLERS = ['crm', 'email', 'audit'];
+
 async function worker({ inbox, store }) {
   const runs = new Map();
   const ledger = path.join(dir, `effects-${process.pid}.log`);
-  const handle = async (event) => {
-    const run = (runs.get(event.id) ?? 0) + 1;
-    runs.set(event.id, run);
-    if (event.id === 'kill-worker' && !existsSync(path.join(dir, `killed-w-${event.id}`)))
-      await hang(event.id);
-    // Up to 2 s, most much shorter.
-    await sleep(Math.floor(roll(event.id, run, 'time') ** 3 * 2000));
-    if (roll(event.id, run, 'fail') < failRate) throw new Error(`an injected failure (run ${run})`);
-    // The effect, outside the queue: what must happen once per event.
-    appendFileSync(ledger, `${event.id}\n`);
+  // The worker is killed on kill-worker once crm's success reached the store, while email runs:
+  // the next try must not run crm again.
+  let crmRecorded;
+  const crmInStore = new Promise((resolve) => (crmRecorded = resolve));
+  const markHandlerDone = store.markHandlerDone.bind(store);
+  store.markHandlerDone = async (key, token, handler, retentionMs) => {
+    const applied = await markHandlerDone(key, token, handler, retentionMs);
+    if (applied && handler === 'crm' && key.endsWith('kill-worker')) crmRecorded();
+    return applied;
   };
-  await inbox.startWorker(createEventRouter().onAny(handle), {
+  const handle = (name) => async (event) => {
+    const id = `${event.id}/${name}`;
+    const run = (runs.get(id) ?? 0) + 1;
+    runs.set(id, run);
+    const killing = event.id === 'kill-worker' && !existsSync(path.join(dir, `killed-w-${event.id}`));
+    if (killing && name === 'email') {
+      await crmInStore;
+      await hang(event.id);
+    }
+    // Up to 2 s, most much shorter.
+    await sleep(Math.floor(roll(id, run, 'time') ** 3 * 2000));
+    if (!(killing && name === 'crm') && roll(id, run, 'fail') < failRate)
+      throw new Error(`an injected failure of ${name} (run ${run})`);
+    appendFileSync(ledger, `${id}\n`);
+  };
+  let router = createEventRouter();
+  for (const name of HANDLERS) router = router.onAny(handle(name), { name });
+  await inbox.startWorker(router, {
     concurrency: 8,
     attempts: 4,
     backoff: { delayMs: 100, maxDelayMs: 400 },

@@ -48,6 +48,9 @@ class Proc {
   }
 }
 
+/** The worker's handlers (inbox-kill/node.js), each with its own effect per event. */
+const HANDLERS = ['crm', 'email', 'audit'] as const;
+
 export interface KillProofFigures {
   engine: string;
   seed: number;
@@ -59,12 +62,18 @@ export interface KillProofFigures {
   kills: { receiver: number; worker: number };
   /** The fault points a process was killed at (each once): every one of them, or the proof proved nothing. */
   killedAt: string[];
+  /** Events each of whose three handlers' effects happened exactly once. */
   handledOnce: number;
   deadLetters: number;
-  /** Events neither handled nor dead: must be none. */
+  /** Events neither handled (all three handlers) nor dead: must be none. */
   lost: string[];
-  /** Events whose effect happened more than once: must be none. */
+  /** Handlers (`<event>/<handler>`) whose effect happened more than once: must be none. */
   twice: string[];
+  /**
+   * Dead letters whose handler states disagree with the effects (a handler said ok without its
+   * effect once, or failed with one): must be none.
+   */
+  deadStateWrong: string[];
   /** Dead letters without a reason: must be none. */
   deadWithoutReason: string[];
   seconds: number;
@@ -74,7 +83,10 @@ export interface KillProofFigures {
  * Plays the Service against 2 receiver processes and 2 worker processes on one engine: every event
  * sent until answered 200, 10% of them sent again after that, handlers failing at random and taking
  * up to 2 s; a worker SIGKILLed mid-job and a receiver SIGKILLed mid-enqueue (twice: before and after
- * the queue heard), each restarted. Then every event is handled once or sits in the dead letters.
+ * the queue heard), each restarted. Each event runs three named handlers, each with its own effect;
+ * the worker is killed on one event after its first handler's success reached the store. Then every
+ * handler's effect happened once per event, or the event sits in the dead letters, each handler's
+ * state there saying whether its effect happened.
  */
 export async function runKillProof(options: {
   engine: 'bullmq' | 'pg-boss';
@@ -116,6 +128,7 @@ export async function runKillProof(options: {
     deadLetters: 0,
     lost: [],
     twice: [],
+    deadStateWrong: [],
     deadWithoutReason: [],
     seconds: 0,
   };
@@ -195,7 +208,10 @@ export async function runKillProof(options: {
         }
       }),
     );
-    // Until every event is settled (handled or dead) and the queue is empty: bounded.
+    // Until every event is settled (each handler's effect happened, or it is dead) and the queue is
+    // empty: bounded.
+    const handled = (counts: Map<string, number>) =>
+      ids.filter((id) => HANDLERS.every((h) => counts.has(`${id}/${h}`)));
     const effects = () => {
       const counts = new Map<string, number>();
       for (const file of readdirSync(dir).filter((f) => f.startsWith('effects-')))
@@ -208,7 +224,7 @@ export async function runKillProof(options: {
     for (;;) {
       const status = await inbox.status();
       dead = await inbox.deadLetters({ limit: events });
-      const settled = effects().size + dead.length;
+      const settled = handled(effects()).length + dead.length;
       if ((status.waiting === 0 && status.active === 0 && settled >= events) || Date.now() > deadline) break;
       await sleep(250);
     }
@@ -216,10 +232,18 @@ export async function runKillProof(options: {
     await killer;
     const counts = effects();
     const deadIds = new Set(dead.map((d) => d.delivery.id));
-    figures.handledOnce = [...counts.values()].filter((n) => n === 1).length;
-    figures.twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+    const done = new Set(handled(counts));
+    figures.handledOnce = ids.filter((id) => HANDLERS.every((h) => counts.get(`${id}/${h}`) === 1)).length;
+    figures.twice = [...counts].filter(([, n]) => n > 1).map(([key]) => key);
     figures.deadLetters = dead.length;
-    figures.lost = ids.filter((id) => !counts.has(id) && !deadIds.has(id));
+    figures.lost = ids.filter((id) => !done.has(id) && !deadIds.has(id));
+    figures.deadStateWrong = dead
+      .filter((d) =>
+        HANDLERS.some(
+          (h) => (d.handlers?.[h]?.ok === true ? 1 : 0) !== (counts.get(`${d.delivery.id}/${h}`) ?? 0),
+        ),
+      )
+      .map((d) => d.delivery.id);
     figures.deadWithoutReason = dead.filter((d) => !d.lastError || d.attempts < 1).map((d) => d.delivery.id);
     figures.seconds = Math.round((Date.now() - started) / 1000);
     return figures;

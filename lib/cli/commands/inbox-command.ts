@@ -38,13 +38,33 @@ function withInbox<T>(
   return boundedInboxWork(url, flags.name, timeoutMs, work, access);
 }
 
-/** The id, type and error are the sender's and a handler's bytes: escaped, they cannot forge a line. */
+/**
+ * Each handler's state, by name, as `audit failed (13 tries), crm ok (1 try)`: only for an event of
+ * several handlers (one handler's state is the dead letter's own).
+ */
+function handlerStates(d: DeadLetter): string {
+  const names = Object.keys(d.handlers ?? {}).sort();
+  if (d.handlers === undefined || names.length < 2) return '';
+  const states = names.map((name) => {
+    const s = d.handlers![name]!;
+    return `${name} ${s.ok ? 'ok' : 'failed'} (${s.attempts} ${s.attempts === 1 ? 'try' : 'tries'})`;
+  });
+  return `  handlers: ${states.join(', ')}`;
+}
+
+/**
+ * The id, type, error and handler names are the sender's, a handler's and the router's bytes:
+ * escaped, they cannot forge a line.
+ */
 function deadLetterLine(d: DeadLetter): string {
   const failed = d.failedAt === null ? '?' : d.failedAt.toISOString();
   return escapeControl(
-    `${d.delivery.id}  ${d.delivery.type}  ${d.attempts} attempts  failed ${failed}  ${d.lastError ?? ''}`,
+    `${d.delivery.id}  ${d.delivery.type}  ${d.attempts} attempts  failed ${failed}  ${d.lastError ?? ''}${handlerStates(d)}`,
   );
 }
+
+/** Commander's way to take a flag more than once. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 const queueOptions = (command: Command) =>
   command
@@ -88,8 +108,9 @@ export function inboxCommand(ctx: CliContext): Command {
   inbox.addCommand(
     queueOptions(new Command('dead-letters').description('the events whose tries ran out, newest first'))
       .option('--type <type>', 'only events of this type')
+      .option('--handler <name>', 'only those on which this handler (by name) failed')
       .option('--limit <n>', 'at most this many (default: 100)')
-      .action((flags: QueueFlags & { type?: string; limit?: string }) => {
+      .action((flags: QueueFlags & { type?: string; handler?: string; limit?: string }) => {
         const limit = flags.limit === undefined ? 100 : Number(flags.limit);
         if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DEAD_LETTERS)
           throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DEAD_LETTERS}`);
@@ -97,6 +118,7 @@ export function inboxCommand(ctx: CliContext): Command {
           const dead = await i.deadLetters({
             limit,
             ...(flags.type === undefined ? {} : { type: flags.type }),
+            ...(flags.handler === undefined ? {} : { handler: flags.handler }),
           });
           if (flags.json) return ctx.out.json(dead);
           if (dead.length === 0) return ctx.out.line('no dead letters');
@@ -134,14 +156,29 @@ export function inboxCommand(ctx: CliContext): Command {
       .option('--since <duration>', 'replay those that failed within this long (90s, 30m, 6h)')
       .option('--issue <key>', 'replay the dead letters of this issue (its key, from inbox issues)')
       .option('--all', 'replay every dead letter')
+      .option(
+        '--handler <name>',
+        'with an event id: run only this handler (repeat the flag for more), even one that succeeded',
+        collect,
+      )
       .action(
         (
           eventId: string | undefined,
-          flags: QueueFlags & { type?: string; since?: string; issue?: string; all?: boolean },
+          flags: QueueFlags & {
+            type?: string;
+            since?: string;
+            issue?: string;
+            all?: boolean;
+            handler?: string[];
+          },
         ) => {
           const filtered = flags.type !== undefined || flags.since !== undefined || flags.issue !== undefined;
           if ((eventId !== undefined) === (filtered || flags.all === true))
             throw new UsageError('give an event id, or --type / --since / --issue, or --all');
+          if (flags.handler !== undefined && eventId === undefined)
+            throw new UsageError(
+              '--handler replays one event: give its id (inbox replay evt_123 --handler crm)',
+            );
           const target: string | ReplayFilter = eventId ?? {
             ...(flags.type === undefined ? {} : { type: flags.type }),
             ...(flags.issue === undefined ? {} : { issue: flags.issue }),
@@ -150,7 +187,10 @@ export function inboxCommand(ctx: CliContext): Command {
               : { since: new Date(Date.now() - parseDuration('--since', flags.since)) }),
           };
           return withInbox(ctx, flags, 'write', async (i) => {
-            const replayed = await i.replay(target);
+            const replayed = await i.replay(
+              target,
+              flags.handler === undefined ? undefined : { handlers: flags.handler },
+            );
             if (flags.json) return ctx.out.json({ replayed });
             ctx.out.line(`replayed ${replayed} dead letter${replayed === 1 ? '' : 's'}`);
           });

@@ -11,6 +11,8 @@ export class DeliveryContext implements HandlerContext {
   readonly logger: ResolvedLogger;
   /** Set by runHandlers for an event of one handler; each of several gets its own context by `named`. */
   handler = '';
+  /** 1 on a handler's first run for the event; behind the inbox, set to its own try number. */
+  attempt = 1;
   #controller: AbortController | undefined;
   #abortReason: Error | undefined;
   /** The delivery's context, when this one is a handler's among several: one signal for them all. */

@@ -18,6 +18,8 @@ import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
 import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from './ordering-guard';
 import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
+import type { HandlerStates, JobHandlers } from '../../inbox/handler-states';
+import type { HandlerOutcomes } from './queued-handlers';
 
 const WORKER_OPTION_KEYS = [
   'concurrency',
@@ -40,10 +42,17 @@ const WORKER_OPTION_KEYS = [
  * failed (another try holds the event or its entity), so the job runs again after `delayMs` without
  * this try counting as one of its attempts.
  */
-export type JobDisposition =
+export type JobDisposition = (
   | { then: 'complete'; status: 'processed' | 'unhandled' | 'duplicate' | 'stale' }
   | { then: 'retry' | 'putBack'; delayMs: number; error: string }
-  | { then: 'dead'; error: string };
+  | { then: 'dead'; error: string }
+) & {
+  /**
+   * Each handler's state after this try, when it ran any: the engine keeps it in the job's data for
+   * the next try (and on its dead letter), through its own API.
+   */
+  handlers?: HandlerStates;
+};
 
 /** What every engine's worker shares: the checked options, the retry decision and the one runner. */
 export interface InboxWorkerCore {
@@ -54,8 +63,11 @@ export interface InboxWorkerCore {
   log: ResolvedLogger;
   /** The delay in ms before the try after `attempt` (1-based) failed; RetryLater's own wins. */
   delayAfter(attempt: number, retryLater: RetryLater | undefined): number;
-  /** One try of a queued event through the router, and what to do with its job. Never rejects. */
-  run(delivery: QueuedDelivery, attempt: number): Promise<JobDisposition>;
+  /**
+   * One try of a queued event through the router, and what to do with its job. `job`: what the job's
+   * data says of its handlers (their states, a replay's `runOnly`). Never rejects.
+   */
+  run(delivery: QueuedDelivery, attempt: number, job?: JobHandlers): Promise<JobDisposition>;
 }
 
 function whole(value: unknown, name: string, where: string, fallback: number, min = 1): number {
@@ -88,6 +100,40 @@ function schedule(backoff: InboxBackoff | undefined, where: string): (attempt: n
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 2000);
   return `a handler threw a ${typeof error}, not an Error`;
+}
+
+/** The handlers a try ran, each with its outcome and its own try number, for its {@link JobRecord}. */
+function ranThisTry(states: HandlerStates, outcomes: HandlerOutcomes): JobRecord['handlers'] {
+  const ran: NonNullable<JobRecord['handlers']> = {};
+  for (const name of [...outcomes.ran.keys(), ...outcomes.unsettled]) {
+    const state = states[name];
+    if (state !== undefined)
+      ran[name] = {
+        ok: state.ok,
+        attempt: state.attempts,
+        ...(state.lastError === undefined ? {} : { error: state.lastError }),
+      };
+  }
+  return ran;
+}
+
+/** The handlers' states after a try: those it ran counted, those known done marked so. */
+export function nextStates(states: HandlerStates | undefined, outcomes: HandlerOutcomes): HandlerStates {
+  const next: HandlerStates = { ...states };
+  for (const name of outcomes.before)
+    if (next[name]?.ok !== true) next[name] = { ok: true, attempts: next[name]?.attempts ?? 0 };
+  const count = (name: string) => (states?.[name]?.attempts ?? 0) + 1;
+  for (const [name, run] of outcomes.ran)
+    next[name] = run.ok
+      ? { ok: true, attempts: count(name) }
+      : { ok: false, attempts: count(name), lastError: errorMessage(run.error) };
+  for (const name of outcomes.unsettled)
+    next[name] = {
+      ok: false,
+      attempts: count(name),
+      lastError: 'it was still running when the try timed out',
+    };
+  return next;
 }
 
 /** Checks `startWorker` options once, before the worker takes a job. */
@@ -210,10 +256,21 @@ export function inboxWorkerCore(
     rate: checkWorkerRate(options.rate, where),
     log,
     delayAfter,
-    async run(delivery, attempt) {
+    async run(delivery, attempt, job = {}) {
       const started = Date.now();
-      const result = await runQueuedEvent(context, delivery, attempt);
-      const disposition = dispose(result, attempt, delivery);
+      const result = await runQueuedEvent(context, delivery, attempt, job);
+      const outcomes = result.handlers;
+      // Written to the job only when the try changed them (a busy put-back ran nothing new).
+      const changed =
+        outcomes !== undefined &&
+        (outcomes.ran.size > 0 ||
+          outcomes.unsettled.length > 0 ||
+          outcomes.before.some((name) => job.handlers?.[name]?.ok !== true));
+      const states = changed ? nextStates(job.handlers, outcomes) : undefined;
+      const decided = dispose(result, attempt, delivery);
+      // A completed job has no next try: its states are not kept.
+      const disposition: JobDisposition =
+        states === undefined || decided.then === 'complete' ? decided : { ...decided, handlers: states };
       if (onJob !== undefined)
         report({
           eventId: delivery.id,
@@ -228,6 +285,9 @@ export function inboxWorkerCore(
           durationMs: Date.now() - started,
           queuedMs: Math.max(0, started - Date.parse(delivery.receivedAt)),
           ...(result.futureTime === true ? { futureTime: true } : {}),
+          ...(states === undefined || outcomes === undefined
+            ? {}
+            : { handlers: ranThisTry(states, outcomes) }),
         });
       return disposition;
     },

@@ -13,8 +13,10 @@ import { decodeBase64Data } from '../event/read-event';
 import { parseJsonText } from '../event/parse-json-body';
 import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
 import { keepClaim } from './keep-claim';
-import { runHandlers } from './run-handlers';
+import { runHandlers, type Outcome } from './run-handlers';
 import type { TracingHooks } from '../tracing';
+import type { JobHandlers } from '../../inbox/handler-states';
+import { queuedHandlers, type HandlerOutcomes } from './queued-handlers';
 
 /** How one try of a queued event ended. */
 export type QueuedRunResult = (
@@ -37,6 +39,8 @@ export type QueuedRunResult = (
 ) & {
   /** Set when the event's `time` lay past its receipt plus the allowed skew (the guard held its mark). */
   futureTime?: true;
+  /** What each handler did in this try; absent when the try ran none (not claimed, not read). */
+  handlers?: HandlerOutcomes;
 };
 
 /** What the worker gives every try: the store that makes effects happen once, and the bounds. */
@@ -73,6 +77,9 @@ export const handledKey = (key: string) => `handled:${key}`;
 
 const TIMED_OUT = Symbol('timed out');
 
+const NO_STATE: JobHandlers = {};
+const NONE: readonly string[] = [];
+
 /** The stored envelope read again, exactly as the receiver read it (the same parse, at any depth). */
 function eventOf(delivery: QueuedDelivery): AnyWebhookEvent {
   let raw: unknown;
@@ -93,21 +100,24 @@ function eventOf(delivery: QueuedDelivery): AnyWebhookEvent {
 /**
  * Runs one queued event through the router: the worker's equivalent of the receiver's dispatch, with
  * the same `(event, ctx)`. Effects happen once through the idempotency store: a job run again after
- * its handlers succeeded (a worker killed before the queue heard) finds its key done and runs nothing.
- * Never rejects.
+ * its handlers succeeded (a worker killed before the queue heard) finds its key done and runs nothing;
+ * of an event of several handlers, a try runs only those without a recorded success (in the store,
+ * or in the job's state `job`). Never rejects.
  */
 export function runQueuedEvent(
   context: QueuedRunContext,
   delivery: QueuedDelivery,
   attempt: number,
+  job: JobHandlers = NO_STATE,
 ): Promise<QueuedRunResult> {
-  return context.tracing.job(delivery, attempt, () => runTry(context, delivery, attempt));
+  return context.tracing.job(delivery, attempt, () => runTry(context, delivery, attempt, job));
 }
 
 async function runTry(
   context: QueuedRunContext,
   delivery: QueuedDelivery,
   attempt: number,
+  job: JobHandlers,
 ): Promise<QueuedRunResult> {
   const { router, store, log, timeoutMs } = context;
   let event: AnyWebhookEvent;
@@ -121,8 +131,19 @@ async function runTry(
   const token = claimToken();
   // Past this the handlers' holds are no longer renewed (a hung handler lets the event go on).
   const untilMs = Date.now() + timeoutMs + context.leaseMs;
+  const matched = router.match(event.type);
+  // Successes are recorded one by one only for an event of several handlers: one's is the event's.
+  const recording = store?.claimHandlers !== undefined && matched.handlers.length > 1 ? store : undefined;
+  let succeeded = NONE;
   if (store !== undefined) {
-    const claimed = await store.claim(key, token, event.id);
+    const claimed =
+      recording === undefined
+        ? await store.claim(key, token, event.id)
+        : await recording.claimHandlers!(key, token, event.id).then((c) => {
+            if (c === 'unavailable') return c;
+            succeeded = c.succeeded;
+            return c.result;
+          });
     if (claimed === 'done') return { ok: true, status: 'duplicate' };
     if (claimed === 'busy') {
       // A try still running elsewhere (or a killed worker's claim): come back once its lease is over.
@@ -136,16 +157,35 @@ async function runTry(
       return { ok: false, error, retryLater: undefined, permanent: false };
     }
   }
-  const matched = router.match(event.type);
+  const chosen = queuedHandlers(
+    matched,
+    job,
+    succeeded,
+    recording && ((handler) => recording.recordHandler(key, token, handler, event.id)),
+  );
+  if (job.runOnly !== undefined) {
+    const unknown = job.runOnly.filter((name) => ![...matched.names.values()].includes(name));
+    if (unknown.length > 0)
+      log.warn(
+        { eventId: event.id, type: event.type, handlers: unknown },
+        'a replay named handlers this router does not run for the event; they are skipped',
+      );
+  }
   const ctx = new DeliveryContext((name) => delivery.headers[name.toLowerCase()], log);
   // Bounded by when the receiver took the event in, so a replay weeks later is not judged by today.
   const receivedAt = Date.parse(delivery.receivedAt);
   const work = context.guard.run(
     event,
-    matched,
+    chosen.matched,
     (handlers) =>
-      runHandlers(router, handlers, event, ctx, context.tracing, (retryLater) =>
-        context.afterFailure(attempt, retryLater),
+      runHandlers(
+        router,
+        handlers,
+        event,
+        ctx,
+        context.tracing,
+        (retryLater) => context.afterFailure(attempt, retryLater),
+        chosen.each,
       ),
     undefined,
     Number.isFinite(receivedAt) ? receivedAt : Date.now(),
@@ -177,15 +217,48 @@ async function runTry(
       const wait = new RetryLater('the last try timed out while its handlers still run', {
         retryAfterSeconds: Math.ceil(context.leaseMs / 1000),
       });
-      return { ok: false, error, retryLater: wait, permanent: false, putBack: true };
+      return {
+        ok: false,
+        error,
+        retryLater: wait,
+        permanent: false,
+        putBack: true,
+        handlers: chosen.outcomes(),
+      };
     }
-    return { ok: false, error, retryLater: undefined, permanent: false };
+    return { ok: false, error, retryLater: undefined, permanent: false, handlers: chosen.outcomes() };
   }
-  if (store !== undefined) await store.settle(key, token, claimOutcome(first), event.id, () => undefined);
-  const result = tryResult(first, matched.handled);
-  return first.kind !== 'busy' && first.kind !== 'unavailable' && first.futureTime === true
-    ? { ...result, futureTime: true }
-    : result;
+  // A replay that named some handlers ran only those: the event is done once the others are too.
+  const partial =
+    job.runOnly !== undefined && first.kind === 'ran' && first.outcome.ok && first.ordering !== 'stale'
+      ? notDone(chosen.allDone(), matched.names.values(), chosen.outcomes())
+      : undefined;
+  const settled = partial === undefined ? claimOutcome(first) : partial;
+  if (store !== undefined) await store.settle(key, token, settled, event.id, () => undefined);
+  const result: QueuedRunResult =
+    partial === undefined || partial.ok
+      ? tryResult(first, matched.handled)
+      : { ok: false, error: partial.errors[0], retryLater: undefined, permanent: true };
+  return {
+    ...result,
+    ...(first.kind !== 'busy' && first.kind !== 'unavailable' && first.futureTime === true
+      ? { futureTime: true as const }
+      : {}),
+    handlers: chosen.outcomes(),
+  };
+}
+
+/**
+ * After a replay that named handlers succeeded: a failure when others of the event still have no
+ * recorded success, so the job goes back to the dead letters with them (not complete, losing them).
+ */
+function notDone(allDone: boolean, names: Iterable<string>, outcomes: HandlerOutcomes): Outcome {
+  if (allDone) return { ok: true };
+  const left = [...names].filter((n) => !outcomes.before.includes(n) && outcomes.ran.get(n)?.ok !== true);
+  const error = new Error(
+    `[service-webhooks] the replayed handlers succeeded; ${left.join(', ')} still ${left.length === 1 ? 'has' : 'have'} no recorded success: replay the event again (all its handlers not yet done) or name ${left.length === 1 ? 'it' : 'them'}`,
+  );
+  return { ok: false, errors: [error], retryLater: undefined };
 }
 
 /** What a try came to, from what the ordering guard decided and the handlers did. */
