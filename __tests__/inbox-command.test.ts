@@ -131,10 +131,10 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
       expect(lines.slice(1)).toEqual(
         expect.arrayContaining([
           expect.stringMatching(
-            /^[0-9a-f]{16} {2}1 {6}ag\.hid_org\.created {5}\(event\) +\S+Z {2}Error: the CRM is down$/,
+            /^[0-9a-f]{16} {2}1 {6}ag\.hid_org\.created {5}onAny +\S+Z {2}Error: the CRM is down$/,
           ),
           expect.stringMatching(
-            /^[0-9a-f]{16} {2}3 {6}ag\.access_pass\.issued {2}\(event\) +\S+Z {2}Error: the CRM is down$/,
+            /^[0-9a-f]{16} {2}3 {6}ag\.access_pass\.issued {2}onAny +\S+Z {2}Error: the CRM is down$/,
           ),
         ]),
       );
