@@ -205,6 +205,36 @@ for (const kind of KINDS) {
         ]);
       }, 30_000);
 
+      it('tells each handler its attempt: 1 for the first run, one more per failed run of the event, on two instances', async () => {
+        const seen: string[] = [];
+        let emailTries = 0;
+        let soloTries = 0;
+        const router = createEventRouter()
+          .on('ag.access_pass.issued', (_e, ctx) => void seen.push(`crm:${ctx.attempt}`), { name: 'crm' })
+          .on(
+            'ag.access_pass.issued',
+            (_e, ctx) => {
+              seen.push(`email:${ctx.attempt}`);
+              if (++emailTries <= 2) throw new Error('the mail server said no');
+            },
+            { name: 'welcome-email' },
+          )
+          .on('ag.access_pass.suspended', (_e, ctx) => {
+            seen.push(`solo:${ctx.attempt}`);
+            if (++soloTries <= 2) throw new Error('not yet');
+          });
+        const instances = [await start(door, { router }), await start(door, { router })];
+        const many = issued({}, `evt_attempt_${newPass()}`);
+        const one = buildEvent('ag.access_pass.suspended', {}, { id: `evt_attempt_one_${newPass()}` });
+        const statuses: number[] = [];
+        for (let i = 0; i < 4; i++) {
+          statuses.push((await (instances[i % 2] as OpenDoor).send(delivery(many))).status);
+          statuses.push((await (instances[(i + 1) % 2] as OpenDoor).send(delivery(one))).status);
+        }
+        expect(statuses).toEqual([500, 500, 500, 500, 200, 200, 200, 200]);
+        expect(seen.sort()).toEqual(['crm:1', 'email:1', 'email:2', 'email:3', 'solo:1', 'solo:2', 'solo:3']);
+      }, 30_000);
+
       it('fences a run that outlived its lease: its success does not mark done the event another run failed', async () => {
         let run = 0;
         const first = gate('the first run may succeed');

@@ -29,6 +29,14 @@ export interface HandlerContext {
    * (the type or pattern, `onAny`, `onUnhandled`). Its success is recorded under this name.
    */
   readonly handler: string;
+  /**
+   * Which run of this handler for this event this is: 1 for the first. A handler that succeeded does
+   * not run again; one that did not is told 1 plus the earlier runs of the event that failed (counted
+   * by the idempotency store when their claim was released). 1 means no earlier run settled: a run
+   * cut short by a crashed process is not counted. Always 1 without an idempotency store, or with
+   * one that does not count (no `claimHandlers`). Behind an inbox, the job's try number.
+   */
+  readonly attempt: number;
 }
 
 /** A handler of events `E`: what it returns or resolves is ignored; a throw or rejection refuses the event (500, or 503 with {@link RetryLater}) and the Service delivers it again. */

@@ -53,6 +53,8 @@ export function createDispatcher(
   const guard = orderingGuard(options, log, warn, onBookkeeping);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
   const deadlines = deadlineQueue(timeoutMs);
+  // With an inbox the worker runs the handlers: the receiver's own claim only says "queued".
+  const counting = options.inbox === undefined ? store?.claimHandlers : undefined;
   const answer = runAnswer(results, log, timeoutMs);
 
   /** What a claim that was not granted answers, without running handlers. */
@@ -69,6 +71,7 @@ export function createDispatcher(
     matched: MatchedHandlers,
     ctx: DeliveryContext,
     succeeded: readonly string[],
+    attempt: number,
   ): Promise<GuardedRun> {
     // Bookkeeping retried in the background keeps the event held here until it settles.
     const held: { lingering?: Promise<void> } = {};
@@ -88,7 +91,7 @@ export function createDispatcher(
             ctx,
             tracing,
             undefined,
-            each(key, token, event, matched),
+            each(key, token, event, matched, attempt),
           ),
         );
       } catch (error) {
@@ -99,7 +102,15 @@ export function createDispatcher(
         event,
         matched,
         (handlers) =>
-          runHandlers(router, handlers, event, ctx, tracing, undefined, each(key, token, event, matched)),
+          runHandlers(
+            router,
+            handlers,
+            event,
+            ctx,
+            tracing,
+            undefined,
+            each(key, token, event, matched, attempt),
+          ),
         linger,
       );
     }
@@ -120,12 +131,24 @@ export function createDispatcher(
   }
 
   /**
-   * Names, and the recording of successes when the store keeps them for an event of several
-   * handlers; otherwise the match itself (it has the names), so one handler allocates nothing more.
+   * Names, the attempt, and the recording of successes when the store keeps them for an event of
+   * several handlers; otherwise the match itself (it has the names), so a new event of one handler
+   * allocates nothing more.
    */
-  function each(key: string, token: string, event: AnyWebhookEvent, matched: MatchedHandlers): PerHandler {
-    if (store?.claimHandlers === undefined || matched.handlers.length <= 1) return matched;
-    return { names: matched.names, record: (handler) => store.recordHandler(key, token, handler, event.id) };
+  function each(
+    key: string,
+    token: string,
+    event: AnyWebhookEvent,
+    matched: MatchedHandlers,
+    attempt: number,
+  ): PerHandler {
+    if (store?.claimHandlers === undefined || matched.handlers.length <= 1)
+      return attempt === 1 ? matched : { names: matched.names, attempt };
+    return {
+      names: matched.names,
+      attempt,
+      record: (handler) => store.recordHandler(key, token, handler, event.id),
+    };
   }
 
   /** With an inbox, the event is queued (its claim settled by that) instead of handled here. */
@@ -146,7 +169,7 @@ export function createDispatcher(
       tracing.traceparent(),
     );
     const settled = queued.then((outcome) =>
-      store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
+      store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined, false),
     );
     running.set(key, { eventId: event.id, done: settled });
     const outcome = await settled.finally(() => running.delete(key));
@@ -172,33 +195,32 @@ export function createDispatcher(
     const token = claimToken();
     const matched = router.match(event.type);
     let succeeded: readonly string[] = NONE;
+    let attempt = 1;
     if (store !== undefined) {
       // Held locally from here, so a second delivery in this process never reaches the store or a
       // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
-      // An event of several handlers (none ordered) asks, in the same one step, which succeeded before.
-      const many =
-        options.inbox === undefined && matched.handlers.length > 1 && matched.ordered.length === 0
-          ? store.claimHandlers
-          : undefined;
+      // A store that records handlers says, in the same one step, which succeeded before and how
+      // many runs failed; a new event's claim is the same one step as a plain claim.
       const claiming =
-        many === undefined
-          ? store.claim(key, token, event.id)
-          : many(key, token, event.id).then((c) => {
-              if (c === 'unavailable') return c;
-              succeeded = c.succeeded;
-              return c.result;
-            });
+        counting === undefined ? store.claim(key, token, event.id) : counting(key, token, event.id);
       running.set(key, { eventId: event.id, done: claiming });
       const claimed = await claiming;
-      if (claimed !== 'claimed') {
+      let result: ClaimResult | 'unavailable';
+      if (typeof claimed === 'string') result = claimed;
+      else {
+        result = claimed.result;
+        succeeded = claimed.succeeded;
+        attempt = claimed.attempt ?? 1;
+      }
+      if (result !== 'claimed') {
         running.delete(key);
-        return refusal(claimed, event);
+        return refusal(result, event);
       }
     }
     if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
-    const work = run(key, token, event, matched, ctx, succeeded);
+    const work = run(key, token, event, matched, ctx, succeeded, attempt);
     running.set(key, { eventId: event.id, done: work });
     const first = await deadlines.wait(work, started);
     return answer(first, event, matched, ctx, performance.now() - started);

@@ -11,6 +11,8 @@ export class DeliveryContext implements HandlerContext {
   readonly logger: ResolvedLogger;
   /** Set by runHandlers for an event of one handler; each of several gets its own context by `named`. */
   handler = '';
+  /** Set by runHandlers, as `handler` is: 1 unless the store counted failed runs of the event before. */
+  attempt = 1;
   #controller: AbortController | undefined;
   #abortReason: Error | undefined;
   /** The delivery's context, when this one is a handler's among several: one signal for them all. */
@@ -27,9 +29,10 @@ export class DeliveryContext implements HandlerContext {
   }
 
   /** The context of one of the event's several handlers, sharing this delivery's signal. */
-  named(handler: string): DeliveryContext {
+  named(handler: string, attempt = 1): DeliveryContext {
     const ctx = new DeliveryContext(this.header, this.logger, this);
     ctx.handler = handler;
+    ctx.attempt = attempt;
     return ctx;
   }
 

@@ -31,6 +31,11 @@ export interface PerHandler {
    * store cannot, or the event has one handler: its success is the event's).
    */
   record?: (handler: string) => Promise<unknown>;
+  /**
+   * `ctx.attempt` of every handler that runs (each of them had no recorded success, so each ran on
+   * the same earlier runs); 1 when undefined. The receiver gives the store's count, a worker its try.
+   */
+  attempt?: number;
 }
 
 /** A handler's failure, with the context it ran in (which names it). */
@@ -93,7 +98,10 @@ export async function runHandlers(
   if (handlers.length <= 1) {
     // The common case, without an array of promises and allSettled.
     const handler = handlers[0];
-    if (handler !== undefined && each !== undefined) ctx.handler = each.names.get(handler) ?? '';
+    if (handler !== undefined && each !== undefined) {
+      ctx.handler = each.names.get(handler) ?? '';
+      if (each.attempt !== undefined) ctx.attempt = each.attempt;
+    }
     try {
       if (handler !== undefined) {
         const value = (await (traced === undefined
@@ -106,7 +114,7 @@ export async function runHandlers(
       failures = [{ error, ctx }];
     }
   } else {
-    const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? ''));
+    const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? '', each?.attempt));
     let pending = handlers.length;
     let anyFailed = false;
     const record = each?.record;
