@@ -79,14 +79,14 @@ export function createDispatcher(
       void (held.lingering =
         held.lingering === undefined ? background : Promise.all([held.lingering, background]).then());
     let guarded: GuardedRun;
-    if (matched.ordered.length === 0) {
-      // Nothing ordered (every delivery, commonly): the guard has nothing to decide, so it is not
-      // asked, and no closure is built for it.
+    if (matched.ordered.length === 0 || !anyLeft(matched.ordered, matched, succeeded)) {
+      // Nothing ordered left to run (every delivery, commonly): the guard has nothing to decide, so
+      // it is not asked, and no closure is built for it.
       try {
         guarded = ran(
           await runHandlers(
             router,
-            toRun(matched, succeeded),
+            left(matched.handlers, matched, succeeded),
             event,
             ctx,
             tracing,
@@ -98,13 +98,15 @@ export function createDispatcher(
         guarded = thrown(error);
       }
     } else {
+      // The guard picks every handler, or the unordered ones of a stale event; of those, only the
+      // ones without a recorded success run.
       guarded = await guard.run(
         event,
         matched,
         (handlers) =>
           runHandlers(
             router,
-            handlers,
+            left(handlers, matched, succeeded),
             event,
             ctx,
             tracing,
@@ -121,13 +123,23 @@ export function createDispatcher(
     return guarded;
   }
 
-  /** The handlers without a recorded success. */
-  function toRun(
+  /** Those of `handlers` without a recorded success. */
+  function left(
+    handlers: readonly EventHandler<AnyWebhookEvent>[],
     matched: MatchedHandlers,
     succeeded: readonly string[],
   ): readonly EventHandler<AnyWebhookEvent>[] {
-    if (succeeded.length === 0) return matched.handlers;
-    return matched.handlers.filter((h) => !succeeded.includes(matched.names.get(h) ?? ''));
+    if (succeeded.length === 0) return handlers;
+    return handlers.filter((h) => !succeeded.includes(matched.names.get(h) ?? ''));
+  }
+
+  /** Whether any of `handlers` has no recorded success. */
+  function anyLeft(
+    handlers: readonly EventHandler<AnyWebhookEvent>[],
+    matched: MatchedHandlers,
+    succeeded: readonly string[],
+  ): boolean {
+    return succeeded.length === 0 || handlers.some((h) => !succeeded.includes(matched.names.get(h) ?? ''));
   }
 
   /**

@@ -13,6 +13,11 @@ export type Outcome =
       errors: unknown[];
       /** Set when a handler threw RetryLater: answer 503 with this `Retry-After` (or the default). */
       retryLater: RetryLater | undefined;
+      /**
+       * The handlers that failed, when runHandlers ran them (the ordering guard advances an entity
+       * whose ordered handlers all succeeded although another failed); absent otherwise.
+       */
+      failed?: readonly EventHandler<AnyWebhookEvent>[];
     };
 
 const OK: Outcome = { ok: true };
@@ -42,6 +47,7 @@ export interface PerHandler {
 interface Failure {
   error: unknown;
   ctx: HandlerContext;
+  handler: EventHandler<AnyWebhookEvent>;
 }
 
 async function runOne(handler: EventHandler<AnyWebhookEvent>, event: AnyWebhookEvent, ctx: HandlerContext) {
@@ -73,8 +79,10 @@ function tellErrorHandlers(
   }
 }
 
-function failed(errors: unknown[]): Outcome {
-  return { ok: false, errors, retryLater: errors.find((e): e is RetryLater => e instanceof RetryLater) };
+function failed(failures: Failure[]): Outcome {
+  const errors = failures.map((f) => f.error);
+  const retryLater = errors.find((e): e is RetryLater => e instanceof RetryLater);
+  return { ok: false, errors, retryLater, failed: failures.map((f) => f.handler) };
 }
 
 /**
@@ -111,7 +119,7 @@ export async function runHandlers(
       }
       return OK;
     } catch (error) {
-      failures = [{ error, ctx }];
+      failures = [{ error, ctx, handler: handler as EventHandler<AnyWebhookEvent> }];
     }
   } else {
     const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? '', each?.attempt));
@@ -141,12 +149,12 @@ export async function runHandlers(
     for (let i = 0; i < results.length; i++) {
       const result = results[i] as PromiseSettledResult<unknown>;
       const own = contexts[i] as DeliveryContext;
-      if (result.status === 'rejected') failures.push({ error: result.reason, ctx: own });
-      else if (result.value !== undefined)
-        warnReturnedValue(handlers[i] as EventHandler<AnyWebhookEvent>, result.value, event, own);
+      const handler = handlers[i] as EventHandler<AnyWebhookEvent>;
+      if (result.status === 'rejected') failures.push({ error: result.reason, ctx: own, handler });
+      else if (result.value !== undefined) warnReturnedValue(handler, result.value, event, own);
     }
     if (failures.length === 0) return OK;
   }
   tellErrorHandlers(router, failures, event, then);
-  return failed(failures.map((f) => f.error));
+  return failed(failures);
 }
