@@ -16,7 +16,8 @@ import type { TracingHooks } from '../tracing';
 import { runHandlers, type PerHandler } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 import { InboxFull } from '../../inbox/inbox-full';
-import { deadlineQueue } from './deadline-queue';
+import { deadlineQueue, TIMED_OUT } from './deadline-queue';
+import type { HandlerRun } from '../delivery-record';
 import { runAnswer } from './run-answer';
 
 export type { DispatchResult };
@@ -235,7 +236,42 @@ export function createDispatcher(
     const work = run(key, token, event, matched, ctx, succeeded, attempt);
     running.set(key, { eventId: event.id, done: work });
     const first = await deadlines.wait(work, started);
-    return answer(first, event, matched, ctx, performance.now() - started);
+    const handlerMs = performance.now() - started;
+    const result = answer(first, event, matched, ctx, handlerMs);
+    const runs = handlerRuns(first, matched, ctx, succeeded, attempt, handlerMs);
+    if (runs !== undefined) result.handlers = runs;
+    return result;
+  }
+
+  /**
+   * Each matching handler and how it fared: the runs reported as they settled, plus those that did
+   * not run (done before, stale) or still run (timed out). Undefined when none was decided.
+   */
+  function handlerRuns(
+    first: GuardedRun | typeof TIMED_OUT,
+    matched: MatchedHandlers,
+    ctx: DeliveryContext,
+    succeeded: readonly string[],
+    attempt: number,
+    handlerMs: number,
+  ): readonly HandlerRun[] | undefined {
+    const { runs } = ctx;
+    // Every handler ran and settled (the common case): the list as reported.
+    if (runs !== undefined && runs.length === matched.handlers.length) return runs;
+    if (first !== TIMED_OUT && (first.kind === 'busy' || first.kind === 'unavailable')) return undefined;
+    const stale = first !== TIMED_OUT && (first.kind === 'stale' || first.ordering === 'stale');
+    const all: HandlerRun[] = [];
+    for (const h of matched.handlers) {
+      const handler = matched.names.get(h) ?? '';
+      const reported = runs?.find((r) => r.handler === handler);
+      if (reported !== undefined) all.push(reported);
+      else if (succeeded.includes(handler))
+        all.push({ handler, outcome: 'skipped-done', attempt: null, durationMs: null });
+      else if (stale && matched.ordered.includes(h))
+        all.push({ handler, outcome: 'skipped-stale', attempt: null, durationMs: null });
+      else if (first === TIMED_OUT) all.push({ handler, outcome: 'timeout', attempt, durationMs: handlerMs });
+    }
+    return all.length === 0 ? undefined : all;
   }
 
   return {

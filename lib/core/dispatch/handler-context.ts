@@ -1,5 +1,6 @@
 import type { HandlerContext } from '../../events/event-router';
 import type { ResolvedLogger } from '../../logger';
+import type { HandlerRun } from '../delivery-record';
 
 /**
  * The context handlers receive. Its AbortController is made only when a handler reads `signal` (most
@@ -13,6 +14,11 @@ export class DeliveryContext implements HandlerContext {
   handler = '';
   /** Set by runHandlers, as `handler` is: 1 unless the store counted failed runs of the event before. */
   attempt = 1;
+  /**
+   * The handlers that settled, each reported by `settled` on its own context (the delivery's list);
+   * undefined until one has.
+   */
+  runs: HandlerRun[] | undefined;
   #controller: AbortController | undefined;
   #abortReason: Error | undefined;
   /** The delivery's context, when this one is a handler's among several: one signal for them all. */
@@ -34,6 +40,19 @@ export class DeliveryContext implements HandlerContext {
     ctx.handler = handler;
     ctx.attempt = attempt;
     return ctx;
+  }
+
+  /** Reports this handler's run, started at `startedMs` (performance.now()), to the delivery. */
+  settled(outcome: 'ok' | 'failed', startedMs: number): void {
+    const delivery = this.#delivery ?? this;
+    const run: HandlerRun = {
+      handler: this.handler,
+      outcome,
+      attempt: this.attempt,
+      durationMs: performance.now() - startedMs,
+    };
+    if (delivery.runs === undefined) delivery.runs = [run];
+    else delivery.runs.push(run);
   }
 
   get signal(): AbortSignal {

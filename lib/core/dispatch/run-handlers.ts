@@ -64,7 +64,7 @@ function tellErrorHandlers(
   const next = then(failures.map((f) => f.error).find((e): e is RetryLater => e instanceof RetryLater));
   for (const { error, ctx } of failures) {
     ctx.logger.error(
-      { eventId: event.id, type: event.type, handler: ctx.handler, err: error },
+      { eventId: event.id, type: event.type, handler: ctx.handler, attempt: ctx.attempt, err: error },
       `a handler failed; ${next}`,
     );
     for (const onError of router.errorHandlers) {
@@ -110,15 +110,18 @@ export async function runHandlers(
       ctx.handler = each.names.get(handler) ?? '';
       if (each.attempt !== undefined) ctx.attempt = each.attempt;
     }
+    const startedMs = performance.now();
     try {
       if (handler !== undefined) {
         const value = (await (traced === undefined
           ? handler(event, ctx)
           : traced(handler, event, ctx))) as unknown;
+        ctx.settled('ok', startedMs);
         if (value !== undefined) warnReturnedValue(handler, value, event, ctx);
       }
       return OK;
     } catch (error) {
+      ctx.settled('failed', startedMs);
       failures = [{ error, ctx, handler: handler as EventHandler<AnyWebhookEvent> }];
     }
   } else {
@@ -129,15 +132,17 @@ export async function runHandlers(
     const results = await Promise.allSettled(
       handlers.map((handler, i) => {
         const own = contexts[i] as DeliveryContext;
+        const startedMs = performance.now();
         const running = traced === undefined ? runOne(handler, event, own) : traced(handler, event, own);
-        if (record === undefined) return running;
         return running.then(
           async (value) => {
+            own.settled('ok', startedMs);
             pending--;
-            if (pending > 0 || anyFailed) await record(own.handler);
+            if (record !== undefined && (pending > 0 || anyFailed)) await record(own.handler);
             return value;
           },
           (error: unknown) => {
+            own.settled('failed', startedMs);
             pending--;
             anyFailed = true;
             throw error;
