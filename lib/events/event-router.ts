@@ -34,7 +34,8 @@ export interface HandlerContext {
    * not run again; one that did not is told 1 plus the earlier runs of the event that failed (counted
    * by the idempotency store when their claim was released). 1 means no earlier run settled: a run
    * cut short by a crashed process is not counted. Always 1 without an idempotency store, or with
-   * one that does not count (no `claimHandlers`). Behind an inbox, the job's try number.
+   * one that does not count (no `claimHandlers`). Behind an inbox, what the worker passes (1 until
+   * it passes its try).
    */
   readonly attempt: number;
 }
