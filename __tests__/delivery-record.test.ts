@@ -40,13 +40,25 @@ function delivery(event: unknown, extra: Record<string, string> = {}, body?: str
 const issued = (id: string, data: Record<string, unknown> = {}) =>
   buildEvent('ag.access_pass.issued', data, { id });
 
-/** A record as compared: durations vary, so only whether the handlers ran is kept. */
-type Compared = Omit<DeliveryRecord, 'durationMs' | 'handlerMs'> & { handlerMs: 'ran' | null };
+/**
+ * A record as compared: durations vary, so only whether the handlers ran is kept, and each handler
+ * as `name:outcome:attempt`.
+ */
+type Compared = Omit<DeliveryRecord, 'durationMs' | 'handlerMs' | 'handlers'> & {
+  handlerMs: 'ran' | null;
+  handlers?: string[];
+};
 function compared(record: DeliveryRecord): Compared {
-  const { durationMs, handlerMs, ...rest } = record;
+  const { durationMs, handlerMs, handlers, ...rest } = record;
   expect(durationMs).toBeGreaterThanOrEqual(handlerMs ?? 0);
-  return { ...rest, handlerMs: handlerMs === null ? null : 'ran' };
+  const named = handlers?.map((h) => `${h.handler}:${h.outcome}:${h.attempt}`);
+  return {
+    ...rest,
+    handlerMs: handlerMs === null ? null : 'ran',
+    ...(named === undefined ? {} : { handlers: named }),
+  };
 }
+const RAN = (outcome: string) => [`ag.access_pass.*:${outcome}:1`];
 
 const NOTHING_READ = { eventId: null, type: null, source: null, layout: null, handlerMs: null };
 const refused = (status: number, problem: string, attempt: number | null = 3): Compared => ({
@@ -82,7 +94,14 @@ const ROWS: Row[] = [
   {
     name: 'a processed delivery',
     request: delivery(issued('evt_ok')),
-    record: { ...read('evt_ok'), outcome: 'processed', status: 200, problem: null, handlerMs: 'ran' },
+    record: {
+      ...read('evt_ok'),
+      outcome: 'processed',
+      status: 200,
+      problem: null,
+      handlerMs: 'ran',
+      handlers: RAN('ok'),
+    },
   },
   {
     name: 'layout B',
@@ -93,6 +112,7 @@ const ROWS: Row[] = [
       status: 200,
       problem: null,
       handlerMs: 'ran',
+      handlers: RAN('ok'),
     },
   },
   {
@@ -169,12 +189,26 @@ const ROWS: Row[] = [
   {
     name: 'a failing handler',
     request: delivery(issued('evt_f', { title: 'fail' })),
-    record: { ...read('evt_f'), outcome: 'failed', status: 500, problem: 'handler-failed', handlerMs: 'ran' },
+    record: {
+      ...read('evt_f'),
+      outcome: 'failed',
+      status: 500,
+      problem: 'handler-failed',
+      handlerMs: 'ran',
+      handlers: RAN('failed'),
+    },
   },
   {
     name: 'a handler asking to retry later',
     request: delivery(issued('evt_r', { title: 'retry-later' })),
-    record: { ...read('evt_r'), outcome: 'failed', status: 503, problem: 'retry-later', handlerMs: 'ran' },
+    record: {
+      ...read('evt_r'),
+      outcome: 'failed',
+      status: 503,
+      problem: 'retry-later',
+      handlerMs: 'ran',
+      handlers: RAN('failed'),
+    },
   },
   {
     name: 'a handler past timeoutMs',
@@ -185,6 +219,7 @@ const ROWS: Row[] = [
       status: 503,
       problem: 'handler-timeout',
       handlerMs: 'ran',
+      handlers: RAN('timeout'),
     },
     options: { timeoutMs: 50 },
   },

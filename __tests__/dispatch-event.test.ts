@@ -8,6 +8,7 @@ import {
   OptionsError,
   readCloudEvent,
   webhookReceiver,
+  type DeliveryRecord,
   type EventRouter,
   type IdempotencyStore,
   type WebhookReceiverOptions,
@@ -485,5 +486,73 @@ describe('the handler by name', () => {
     expect(told).toEqual(['syncCrm']);
     const failure = logger.records.filter((r) => r.level === 'error' && /a handler failed/.test(r.message));
     expect(failure.map((r) => r.meta.handler)).toEqual(['syncCrm']);
+  });
+});
+
+describe('the handler by name, in the record, onError, the log line and its attempt', () => {
+  it('names each handler with how it fared: ok, failed, skipped-done, skipped-stale, timeout', async () => {
+    const records: DeliveryRecord[] = [];
+    const told: string[] = [];
+    let emailTries = 0;
+    let hang = false;
+    const router = createEventRouter()
+      .on('ag.access_pass.updated', () => undefined, { name: 'projection', ordering: 'newest-wins' })
+      .on(
+        'ag.access_pass.updated',
+        async () => {
+          if (hang) await new Promise(() => undefined);
+          if (++emailTries === 1) throw new Error('the mail server said no');
+        },
+        { name: 'email' },
+      )
+      .onError((_error, _event, ctx) => void told.push(`${ctx.handler}:${ctx.attempt}`));
+    const { app, logger } = receiverApp(router, { onDelivery: (record) => void records.push(record) });
+    const at = (id: string, time: string) => ({
+      ...buildEvent('ag.access_pass.updated', { id: 'pass-named' }, { id }),
+      time,
+    });
+    await sendEvent(app, at('evt_new', '2026-01-01T10:00:00Z'), { token: TOKEN }).expect(500);
+    await sendEvent(app, at('evt_new', '2026-01-01T10:00:00Z'), { token: TOKEN }).expect(200);
+    await sendEvent(app, at('evt_old', '2026-01-01T09:00:00Z'), { token: TOKEN }).expect(200);
+    hang = true;
+    await sendEvent(app, at('evt_hung', '2026-01-01T11:00:00Z'), { token: TOKEN }).expect(503);
+    const shape = (r: DeliveryRecord) =>
+      (r.handlers ?? []).map((h) => [h.handler, h.outcome, h.attempt, h.durationMs === null ? null : 'ms']);
+    expect(records.map(shape)).toEqual([
+      [
+        ['projection', 'ok', 1, 'ms'],
+        ['email', 'failed', 1, 'ms'],
+      ],
+      [
+        ['projection', 'skipped-done', null, null],
+        ['email', 'ok', 2, 'ms'],
+      ],
+      [
+        ['projection', 'skipped-stale', null, null],
+        ['email', 'ok', 1, 'ms'],
+      ],
+      [
+        ['projection', 'ok', 1, 'ms'],
+        ['email', 'timeout', 1, 'ms'],
+      ],
+    ]);
+    expect(told).toEqual(['email:1']);
+    const failure = logger.records.filter((r) => r.level === 'error' && /a handler failed/.test(r.message));
+    expect(failure.map((r) => [r.meta.handler, r.meta.attempt])).toEqual([['email', 1]]);
+  });
+
+  it('has no handlers on a record where none was decided: a duplicate, a refusal', async () => {
+    const records: DeliveryRecord[] = [];
+    const router = createEventRouter().on('ag.hid_org.created', () => undefined, { name: 'crm' });
+    const { app } = receiverApp(router, { onDelivery: (record) => void records.push(record) });
+    const event = buildEvent('ag.hid_org.created');
+    await sendEvent(app, event, { token: TOKEN }).expect(200);
+    await sendEvent(app, event, { token: TOKEN }).expect(200);
+    await sendEvent(app, event, { token: 'wrong' }).expect(401);
+    expect(records.map((r) => [r.outcome, r.handlers?.map((h) => `${h.handler}:${h.outcome}`)])).toEqual([
+      ['processed', ['crm:ok']],
+      ['duplicate', undefined],
+      ['rejected', undefined],
+    ]);
   });
 });

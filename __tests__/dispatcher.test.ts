@@ -1,4 +1,4 @@
-import { createEventRouter } from '../lib';
+import { createEventRouter, MemoryStore, type IdempotencyStore } from '../lib';
 import { buildEvent } from '../lib/testing';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS } from './support/doors';
@@ -29,4 +29,56 @@ describe.each(DOORS)('the lease of a running event through $name', (door) => {
     });
     expect(Date.now() - before).toBeLessThan(1000);
   });
+});
+
+describe('the store steps an event costs, by its number of handlers', () => {
+  const start = doorReceiver(DOORS[0]!, TOKEN);
+
+  /** A MemoryStore that counts the calls made to it. */
+  function counted() {
+    const memory = new MemoryStore({ logger: false });
+    const calls: string[] = [];
+    const store: IdempotencyStore = {
+      claim: (...args) => (calls.push('claim'), memory.claim(...args)),
+      claimHandlers: (...args) => (calls.push('claimHandlers'), memory.claimHandlers(...args)),
+      markHandlerDone: (...args) => (calls.push('markHandlerDone'), memory.markHandlerDone(...args)),
+      markDone: (...args) => (calls.push('markDone'), memory.markDone(...args)),
+      release: (...args) => (calls.push('release'), memory.release(...args)),
+      get: (...args) => (calls.push('get'), memory.get(...args)),
+    };
+    return { store, calls, close: () => memory.close() };
+  }
+
+  it.each([1, 2, 3, 4, 5])(
+    '%i handler(s): a new event one claim and one markDone, plus one markHandlerDone per handler past the first; one failing, the same with a release, then its retry two',
+    async (n) => {
+      const { store, calls, close } = counted();
+      let failLast = false;
+      let router = createEventRouter();
+      for (let i = 0; i < n; i++)
+        router = router.on(
+          'ag.hid_org.created',
+          async () => {
+            // The others settle first, so the one that fails is the last to.
+            await new Promise((resolve) => setImmediate(resolve));
+            if (i === n - 1 && failLast) throw new Error('once');
+          },
+          { name: `h${i}` },
+        );
+      const { d } = await start({ router, idempotency: store });
+      const steps = async (id: string) => {
+        calls.length = 0;
+        const event = buildEvent('ag.hid_org.created', {}, { id });
+        const { status } = await d.send(tokenDelivery(TOKEN, event));
+        return [status, calls.join(' ')];
+      };
+      const extra = Array<string>(n - 1).fill('markHandlerDone');
+      expect(await steps('evt_new')).toEqual([200, ['claimHandlers', ...extra, 'markDone'].join(' ')]);
+      failLast = true;
+      expect(await steps('evt_failing')).toEqual([500, ['claimHandlers', ...extra, 'release'].join(' ')]);
+      failLast = false;
+      expect(await steps('evt_failing')).toEqual([200, 'claimHandlers markDone']);
+      close();
+    },
+  );
 });

@@ -19,6 +19,9 @@ function expectTheProof(figures: ProofFigures, chaos: readonly string[]): void {
   // An event may run twice only in the window docs/many-instances.md states (a markDone whose background
   // retries all failed). On a busy machine a store fault can outlast those retries (markDoneGivenUp,
   // printed above): the proof still demands what matters, every event run exactly once.
+  // With three handlers it is checked per handler: none ran twice after its success was recorded,
+  // none never ran; one whose success the store did not hear (the receiver logged it) may run again,
+  // the window docs/delivery-guarantees.md states (rerunUnrecorded, printed above).
   expect({ notExactlyOnce: figures.notExactlyOnce }).toEqual({ notExactlyOnce: [] });
   // The faults happened: otherwise the proof proved nothing.
   expect(figures.kills).toBe(1);
@@ -84,9 +87,14 @@ function redisChaos(redis: RedisServer): ChaosAction[] {
   ];
 }
 
-describe.each(['redis', 'ioredis'] as const)(
-  'three receiver processes sharing one Redis through %s',
-  (store) => {
+describe.each([
+  ['redis', 1],
+  ['ioredis', 1],
+  // Three named handlers per event, each failing at random: checked handler by handler.
+  ['redis', 3],
+] as const)(
+  'three receiver processes sharing one Redis through %s, %i handler(s) per event',
+  (store, handlers) => {
     describeWithRedis('under chaos', () => {
       let redis: RedisServer;
       // Persistent (appendfsync always): a restart keeps every acknowledged key, as production must.
@@ -95,7 +103,7 @@ describe.each(['redis', 'ioredis'] as const)(
 
       it('run every event’s handlers successfully once, through failures, duplicates, a SIGKILL, connection kills, SIGSTOP, SCRIPT FLUSH and restarts', async () => {
         const chaos = redisChaos(redis);
-        const figures = await runProof(lib(), { store, storeUrl: redis.url, chaos });
+        const figures = await runProof(lib(), { store, storeUrl: redis.url, chaos, handlers });
         expectTheProof(
           figures,
           chaos.map((c) => c.name),
@@ -110,29 +118,36 @@ describeWithPostgres('three receiver processes sharing one PostgreSQL, under cha
   beforeAll(async () => void (postgres = await startPostgresServer()), 60_000);
   afterAll(() => postgres?.close(), 30_000);
 
-  it('run every event’s handlers successfully once, through failures, duplicates, a SIGKILL, connection kills, SIGSTOP and restarts', async () => {
-    const chaos: ChaosAction[] = [
-      {
-        name: 'connection kill',
-        run: async () => {
-          const admin = new Client({ connectionString: postgres.url });
-          admin.on('error', () => undefined);
-          await admin.connect();
-          try {
-            await admin.query(
-              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
-            );
-          } finally {
-            await admin.end().catch(() => undefined);
-          }
-        },
+  /** A connection kill of every client backend, a freeze and a restart. */
+  const postgresChaos = (): ChaosAction[] => [
+    {
+      name: 'connection kill',
+      run: async () => {
+        const admin = new Client({ connectionString: postgres.url });
+        admin.on('error', () => undefined);
+        await admin.connect();
+        try {
+          await admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
+          );
+        } finally {
+          await admin.end().catch(() => undefined);
+        }
       },
-      ...serverChaos(postgres),
-    ];
-    const figures = await runProof(lib(), { store: 'postgres', storeUrl: postgres.url, chaos });
-    expectTheProof(
-      figures,
-      chaos.map((c) => c.name),
-    );
-  }, 240_000);
+    },
+    ...serverChaos(postgres),
+  ];
+
+  it.each([1, 3] as const)(
+    'run each of %i handlers per event successfully once, through failures, duplicates, a SIGKILL, connection kills, SIGSTOP and restarts',
+    async (handlers) => {
+      const chaos = postgresChaos();
+      const figures = await runProof(lib(), { store: 'postgres', storeUrl: postgres.url, chaos, handlers });
+      expectTheProof(
+        figures,
+        chaos.map((c) => c.name),
+      );
+    },
+    240_000,
+  );
 });

@@ -110,6 +110,7 @@ describe('prometheusMetrics', () => {
       sample(text, 'service_webhooks_handler_duration_seconds_count', {
         type: 'ag.access_pass.issued',
         outcome,
+        handler: 'ag.access_pass.*',
       });
     expect([handlerCount('processed'), handlerCount('failed'), handlerCount('duplicate')]).toEqual([
       1,
@@ -120,12 +121,59 @@ describe('prometheusMetrics', () => {
       sample(text, 'service_webhooks_handler_duration_seconds_bucket', {
         type: 'ag.access_pass.issued',
         outcome: 'failed',
+        handler: 'ag.access_pass.*',
         le: '+Inf',
       }),
     ).toBe(1);
     expect(sample(text, 'service_webhooks_store_errors_total')).toBe(1);
     expect(sample(text, 'service_webhooks_requests_in_flight')).toBe(0);
     expect(text).toMatch(/# TYPE service_webhooks_handler_duration_seconds histogram/);
+  });
+
+  it('names each handler: its runs by outcome (ok, failed, skipped-done) and its own duration', async () => {
+    const registry = new Registry();
+    let emailTries = 0;
+    const named = createEventRouter()
+      .on('ag.access_pass.issued', () => undefined, { name: 'crm' })
+      .on(
+        'ag.access_pass.issued',
+        () => {
+          if (++emailTries === 1) throw new Error('the mail server said no');
+        },
+        { name: 'welcome-email' },
+      );
+    const memory = new MemoryStore({ logger: false });
+    open = await nodeDoor.open({
+      bearerTokens: [TOKEN],
+      router: named,
+      logger: false,
+      idempotency: memory,
+      onDelivery: prometheusMetrics({ registry }),
+    });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await open.send(delivery(issued('evt_named')))).status);
+    memory.close();
+    expect(statuses).toEqual([500, 200, 200]);
+    const text = await registry.metrics();
+    const runs = (handler: string, outcome: string) =>
+      sample(text, 'service_webhooks_handler_runs_total', { handler, outcome });
+    expect([runs('crm', 'ok'), runs('crm', 'skipped-done'), runs('crm', 'failed')]).toEqual([
+      1,
+      1,
+      undefined,
+    ]);
+    expect([runs('welcome-email', 'failed'), runs('welcome-email', 'ok')]).toEqual([1, 1]);
+    const seconds = (handler: string, outcome: string) =>
+      sample(text, 'service_webhooks_handler_duration_seconds_count', {
+        type: 'ag.access_pass.issued',
+        outcome,
+        handler,
+      });
+    // Observed for the runs only: crm ran in the failed delivery, not in its retry.
+    expect([seconds('crm', 'failed'), seconds('crm', 'processed')]).toEqual([1, undefined]);
+    expect([seconds('welcome-email', 'failed'), seconds('welcome-email', 'processed')]).toEqual([1, 1]);
+    // The duplicate ran nothing, so named nothing.
+    expect(text).not.toMatch(/handler_runs_total\{[^}]*outcome="duplicate"/);
   });
 
   it('counts what the store bookkeeping reports after an answer, by event', async () => {
@@ -167,6 +215,7 @@ describe('prometheusMetrics', () => {
       sample(text, 'shop_hooks_handler_duration_seconds_bucket', {
         type: 'ag.access_pass.issued',
         outcome: 'processed',
+        handler: 'ag.access_pass.*',
         le: '30',
       }),
     ).toBe(1);

@@ -205,6 +205,109 @@ for (const kind of KINDS) {
         ]);
       }, 30_000);
 
+      it('tells each handler its attempt: 1 for the first run, one more per failed run of the event, on two instances', async () => {
+        const seen: string[] = [];
+        let emailTries = 0;
+        let soloTries = 0;
+        const router = createEventRouter()
+          .on('ag.access_pass.issued', (_e, ctx) => void seen.push(`crm:${ctx.attempt}`), { name: 'crm' })
+          .on(
+            'ag.access_pass.issued',
+            (_e, ctx) => {
+              seen.push(`email:${ctx.attempt}`);
+              if (++emailTries <= 2) throw new Error('the mail server said no');
+            },
+            { name: 'welcome-email' },
+          )
+          .on('ag.access_pass.suspended', (_e, ctx) => {
+            seen.push(`solo:${ctx.attempt}`);
+            if (++soloTries <= 2) throw new Error('not yet');
+          });
+        const instances = [await start(door, { router }), await start(door, { router })];
+        const many = issued({}, `evt_attempt_${newPass()}`);
+        const one = buildEvent('ag.access_pass.suspended', {}, { id: `evt_attempt_one_${newPass()}` });
+        const statuses: number[] = [];
+        for (let i = 0; i < 4; i++) {
+          statuses.push((await (instances[i % 2] as OpenDoor).send(delivery(many))).status);
+          statuses.push((await (instances[(i + 1) % 2] as OpenDoor).send(delivery(one))).status);
+        }
+        expect(statuses).toEqual([500, 500, 500, 500, 200, 200, 200, 200]);
+        expect(seen.sort()).toEqual(['crm:1', 'email:1', 'email:2', 'email:3', 'solo:1', 'solo:2', 'solo:3']);
+      }, 30_000);
+
+      it('composes with ordering: a retry reruns only the handlers without a recorded success, ordered ones included; a stale event runs its unordered ones once each', async () => {
+        const runs: string[] = [];
+        const failedOnce = new Set<string>();
+        /** Fails the first run of `label` for an event whose id holds `when`. */
+        const failFirst = (label: string, event: AnyWebhookEvent, when: string) => {
+          if (event.id.includes(when) && !failedOnce.has(`${label}:${event.id}`)) {
+            failedOnce.add(`${label}:${event.id}`);
+            throw new Error(`${label} failed once`);
+          }
+        };
+        const router = createEventRouter()
+          .on(
+            'ag.access_pass.updated',
+            (e, ctx) => {
+              runs.push(`projection:${e.id.slice(0, 1)}:${ctx.attempt}`);
+              failFirst('projection', e, 'c-');
+            },
+            { name: 'projection', ordering: 'newest-wins' },
+          )
+          .on(
+            'ag.access_pass.updated',
+            (e, ctx) => {
+              runs.push(`email:${e.id.slice(0, 1)}:${ctx.attempt}`);
+              failFirst('email', e, 'a-');
+              failFirst('email', e, 'b-');
+            },
+            { name: 'email' },
+          )
+          .on('ag.access_pass.*', (e, ctx) => void runs.push(`audit:${e.id.slice(0, 1)}:${ctx.attempt}`), {
+            name: 'audit',
+          });
+        const instances = [await start(door, { router }), await start(door, { router })];
+        const pass = newPass();
+        const at = (letter: string, time: string) => ({
+          ...buildEvent('ag.access_pass.updated', { id: pass }, { id: `${letter}-${pass}` }),
+          time,
+        });
+        const a = at('a', '2026-01-01T10:00:00Z');
+        const b = at('b', '2026-01-01T09:00:00Z');
+        const c = at('c', '2026-01-01T12:00:00Z');
+        const d = at('d', '2026-01-01T11:00:00Z');
+        const answers: string[] = [];
+        let i = 0;
+        for (const event of [a, a, b, b, b, c, c, d]) {
+          const answer = await (instances[i++ % 2] as OpenDoor).send(delivery(event));
+          answers.push(answer.status === 200 ? JSON.parse(answer.text).status : String(answer.status));
+        }
+        expect(answers).toEqual([
+          '500',
+          'processed',
+          '500',
+          'processed',
+          'duplicate',
+          '500',
+          'processed',
+          'processed',
+        ]);
+        expect(runs).toEqual([
+          // a: the ordered handler succeeds and advances the mark although the email failed; its
+          // retry runs the email alone.
+          ...['projection:a:1', 'email:a:1', 'audit:a:1'],
+          'email:a:2',
+          // b is older than a: stale, its unordered handlers run once each, the failed one again.
+          ...['email:b:1', 'audit:b:1'],
+          'email:b:2',
+          // c's ordered handler fails: the mark stays, and only it runs again.
+          ...['projection:c:1', 'email:c:1', 'audit:c:1'],
+          'projection:c:2',
+          // d is older than c: c's mark advanced on its retry.
+          ...['email:d:1', 'audit:d:1'],
+        ]);
+      }, 30_000);
+
       it('fences a run that outlived its lease: its success does not mark done the event another run failed', async () => {
         let run = 0;
         const first = gate('the first run may succeed');

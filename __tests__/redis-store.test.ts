@@ -212,7 +212,11 @@ describeWithRedis('RedisStore on a real redis-server', () => {
       sent.length = 0;
       await store.markHandlerDone('h', 't', 'crm', HOUR);
       await store.release('h', 't');
-      expect(await store.claimHandlers('h', 't2', HOUR)).toEqual({ result: 'claimed', succeeded: ['crm'] });
+      expect(await store.claimHandlers('h', 't2', HOUR)).toEqual({
+        result: 'claimed',
+        succeeded: ['crm'],
+        attempt: 1,
+      });
       expect(sent.map((c) => c.slice(0, 2).join(' '))).toEqual([
         'SCRIPT LOAD',
         'SCRIPT LOAD',
@@ -238,6 +242,16 @@ describeWithRedis('RedisStore on a real redis-server', () => {
         await client.sendCommand(['DEL', 'test:old']);
       },
     );
+
+    it('reads recorded handlers written by the version before runs were counted: its names, attempt 1; a failed run is then counted', async () => {
+      await client.sendCommand(['SET', 'test:old-h', 'h:0:\ncrm\naudit', 'PX', String(HOUR)]);
+      const first = { result: 'claimed', succeeded: ['crm', 'audit'], attempt: 1 };
+      expect(await store.claimHandlers('old-h', 't1', HOUR)).toEqual(first);
+      await store.release('old-h', 't1', HOUR);
+      expect(await store.claimHandlers('old-h', 't2', HOUR)).toEqual({ ...first, attempt: 2 });
+      expect(await store.get('old-h')).toBe('processing');
+      await client.sendCommand(['DEL', 'test:old-h']);
+    });
 
     it('refuses a value it did not write instead of guessing', async () => {
       await client.sendCommand(['SET', 'test:foreign', 'hello']);

@@ -96,6 +96,18 @@ describe.each(DOORS)('tracing through $name', (door) => {
       expect(span.spanContext().traceId).toBe(EVENT_TRACE);
     }
     expect(handlers.map((s) => s.attributes['code.function.name'])).toContain('issuePass');
+    // Each span names its handler as the router does (the onAny one by its registration), and its run.
+    expect(
+      handlers
+        .map((s) => [
+          s.attributes['service_webhooks.handler'],
+          s.attributes['service_webhooks.handler.attempt'],
+        ])
+        .sort(),
+    ).toEqual([
+      ['issuePass', 1],
+      ['onAny', 1],
+    ]);
     // The application's own span nests under the handler span that ran it.
     const appWork = spans().find((s) => s.name === 'app work');
     const issuing = handlers.find((s) => s.attributes['code.function.name'] === 'issuePass');

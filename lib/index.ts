@@ -43,6 +43,8 @@ export type {
   DeliveryListener,
   DeliveryOutcome,
   DeliveryRecord,
+  HandlerRun,
+  HandlerRunOutcome,
   ShedReason,
 } from './core/delivery-record';
 export type { TokenSource } from './core/auth/token-verifier';

@@ -51,6 +51,32 @@ export interface DeliveryRecord {
    * (`maxInFlight`) or `queue-depth` (the inbox's `maxDepth`).
    */
   shed?: ShedReason;
+  /**
+   * Set once the event's handlers were decided (they ran, or were skipped as done or stale): each
+   * matching handler by name, with how it fared. Absent when none was (refused, duplicate, queued,
+   * conflict, store unavailable).
+   */
+  handlers?: readonly HandlerRun[];
+}
+
+/**
+ * How one handler of an event fared in a delivery: `ok` it ran and succeeded; `failed` it ran and
+ * threw; `timeout` it was still running when the delivery was answered 503 (it goes on, and decides
+ * the event's outcome); `skipped-done` it succeeded in an earlier delivery and did not run;
+ * `skipped-stale` it is ordered and the event is older than its entity's newest processed one.
+ */
+export type HandlerRunOutcome = 'ok' | 'failed' | 'timeout' | 'skipped-done' | 'skipped-stale';
+
+/** One handler of a delivery's event, in {@link DeliveryRecord.handlers}. */
+export interface HandlerRun {
+  /** The handler's name, as `ctx.handler` gives it. */
+  handler: string;
+  /** How it fared. */
+  outcome: HandlerRunOutcome;
+  /** Its `ctx.attempt` when it ran; null when it did not. */
+  attempt: number | null;
+  /** How long it ran (until the answer, for `timeout`); null when it did not. */
+  durationMs: number | null;
 }
 
 /** Why a delivery was shed. */

@@ -1,5 +1,5 @@
 import type { AnyWebhookEvent } from '../events/webhook-event';
-import type { DeliveryOutcome, ShedReason } from './delivery-record';
+import type { DeliveryOutcome, HandlerRun, ShedReason } from './delivery-record';
 import { HttpProblem } from './http-problem';
 import type { TokenCheck } from './auth/token-verifier';
 import type { Answer } from './webhook-request';
@@ -169,6 +169,8 @@ export interface DispatchResult {
   ordering?: 'newest' | 'stale';
   /** Set when the delivery was shed (the inbox full). */
   shed?: ShedReason;
+  /** Each matching handler and how it fared, once they were decided (see DeliveryRecord.handlers). */
+  handlers?: readonly HandlerRun[];
 }
 
 /** The answers dispatch can give, built from the receiver's `Retry-After`. */

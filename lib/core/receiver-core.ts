@@ -151,6 +151,7 @@ export function createReceiverCore(
     record.handlerMs = result.handlerMs;
     if (result.ordering !== undefined) record.ordering = result.ordering;
     if (result.shed !== undefined) record.shed = result.shed;
+    if (result.handlers !== undefined) record.handlers = result.handlers;
     if (result.answer.status === 200)
       log.debug({ eventId: event.id, type: event.type, outcome: result.outcome }, 'acknowledged a delivery');
     return result.answer;

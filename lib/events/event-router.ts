@@ -30,8 +30,12 @@ export interface HandlerContext {
    */
   readonly handler: string;
   /**
-   * This handler's try number for this event, 1 for its first. Behind the inbox, how many tries of
-   * the job ran it, this one included (a handler that succeeded is not run again).
+   * Which run of this handler for this event this is: 1 for the first. A handler that succeeded does
+   * not run again; one that did not is told 1 plus the earlier runs of the event that failed (counted
+   * by the idempotency store when their claim was released). 1 means no earlier run settled: a run
+   * cut short by a crashed process is not counted. Always 1 without an idempotency store, or with
+   * one that does not count (no `claimHandlers`). Behind the inbox, how many tries of the job ran
+   * it, this one included.
    */
   readonly attempt: number;
 }

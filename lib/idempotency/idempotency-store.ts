@@ -16,6 +16,14 @@ export interface HandlersClaim {
    * `markHandlerDone`; empty for a new event, and when `result` is not `'claimed'`.
    */
   succeeded: readonly string[];
+  /**
+   * When `result` is `'claimed'`: the number of this run of the event's handlers that have not
+   * succeeded, 1 for the first. It is 1 plus the earlier runs whose failure was settled by
+   * `release(key, token, retentionMs)`; a run cut short by a crash (its lease ran out) is not
+   * counted, nor a claim given back with nothing run (`release` without `retentionMs`). Absent from a
+   * store that does not count: the receiver then says 1.
+   */
+  attempt?: number;
 }
 
 /** What a store holds for an event's key: `'processing'` while a delivery holds its lease, `'done'` once its handlers succeeded. */
@@ -78,8 +86,14 @@ export interface IdempotencyStore {
    * them moot. Defaults to none.
    */
   markHandlerDone?(key: string, token: string, handler: string, retentionMs: number): Promise<boolean>;
-  /** Frees a key after a failure so the next delivery runs the handlers again; only if `token` holds it. */
-  release(key: string, token: string): Promise<void>;
+  /**
+   * Frees a key after a failure so the next delivery runs the handlers again; only if `token` holds
+   * it. Given `retentionMs` (handlers ran and one failed), a store that records handlers also counts
+   * the failed run and keeps that count, with the recorded successes, at least `retentionMs`
+   * milliseconds: the next `claimHandlers` says `attempt` one more. Without it (a claim given back
+   * with nothing run), nothing is counted. A store may ignore it (then `attempt` stays 1).
+   */
+  release(key: string, token: string, retentionMs?: number): Promise<void>;
   /** The key's state, or null when it is unknown, expired or released. */
   get(key: string): Promise<KeyState | null>;
 }

@@ -33,9 +33,15 @@ interface Entry {
   expires: number;
   handlers?: string[];
   leaseEnd?: number;
+  /** Runs of the event's handlers that failed (released with a retention), once one has. */
+  runs?: number;
 }
 
 const NONE: readonly string[] = [];
+/** A new event's claim: shared, so the common case allocates no answer. */
+const NEW_CLAIM: HandlersClaim = Object.freeze({ result: 'claimed', succeeded: NONE, attempt: 1 });
+const BUSY: HandlersClaim = Object.freeze({ result: 'busy', succeeded: NONE });
+const DONE: HandlersClaim = Object.freeze({ result: 'done', succeeded: NONE });
 
 /** Whether `token` holds a live lease on the entry. */
 function holds(entry: Entry, token: string, now: number): boolean {
@@ -106,12 +112,11 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     const entry = this.#live(key, now);
     if (entry === undefined) {
       this.#add({ key, token, expires: now + leaseMs }, now);
-      return { result: 'claimed', succeeded: NONE };
+      return NEW_CLAIM;
     }
-    if (entry.handlers === undefined)
-      return { result: entry.token === null ? 'done' : 'busy', succeeded: NONE };
-    if (!this.#takeOver(entry, token, leaseMs, now)) return { result: 'busy', succeeded: NONE };
-    return { result: 'claimed', succeeded: [...entry.handlers] };
+    if (entry.handlers === undefined) return entry.token === null ? DONE : BUSY;
+    if (!this.#takeOver(entry, token, leaseMs, now)) return BUSY;
+    return { result: 'claimed', succeeded: [...entry.handlers], attempt: (entry.runs ?? 0) + 1 };
   }
 
   /** Leases an entry with recorded handlers, when it is free; its records stay. */
@@ -149,6 +154,7 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     entry.token = null;
     entry.handlers = undefined;
     entry.leaseEnd = undefined;
+    entry.runs = undefined;
     entry.expires = now + retentionMs;
     return true;
   }
@@ -166,9 +172,18 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     return true;
   }
 
-  async release(key: string, token: string): Promise<void> {
+  async release(key: string, token: string, retentionMs?: number): Promise<void> {
     const entry = this.#entries.get(key);
     if (entry === undefined || entry.token !== token) return;
+    if (retentionMs !== undefined) {
+      // A failed run: counted, and kept with the successes (if any) as long as the event.
+      if (entry.handlers === undefined) {
+        entry.handlers = [];
+        entry.leaseEnd = entry.expires;
+      }
+      entry.runs = (entry.runs ?? 0) + 1;
+      entry.expires = Math.max(entry.expires, this.#now() + retentionMs);
+    }
     // The handlers' recorded successes stay: the next delivery runs only the others.
     if (entry.handlers === undefined) this.#remove(entry);
     else entry.token = null;

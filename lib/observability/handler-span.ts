@@ -34,6 +34,9 @@ export async function runInHandlerSpan(
       attributes: {
         'cloudevents.event_id': event.id,
         'cloudevents.event_type': event.type,
+        // The registered name (a fixed set, the router's) and which run of it this is.
+        'service_webhooks.handler': ctx.handler,
+        'service_webhooks.handler.attempt': ctx.attempt,
         ...(handler.name === '' ? {} : { 'code.function.name': handler.name }),
       },
     });

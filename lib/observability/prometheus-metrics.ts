@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import { checkOptionKeys } from '../check-option-keys';
-import type { BookkeepingEvent, DeliveryListener, DeliveryRecord } from '../core/delivery-record';
+import type { BookkeepingEvent, DeliveryListener, DeliveryRecord, HandlerRun } from '../core/delivery-record';
 import { OptionsError } from '../options-error';
 import { typeLabel } from './type-label';
 
@@ -28,7 +28,8 @@ export type PrometheusMetrics = DeliveryListener & {
 interface Metrics {
   deliveries: Counter<'type' | 'outcome'>;
   problems: Counter<'problem'>;
-  handlerSeconds: Histogram<'type' | 'outcome'>;
+  handlerSeconds: Histogram<'type' | 'outcome' | 'handler'>;
+  handlerRuns: Counter<'handler' | 'outcome'>;
   inFlight: Gauge;
   storeErrors: Counter;
   bookkeeping: Counter<'event'>;
@@ -38,6 +39,7 @@ interface Metrics {
 }
 
 const KEYS = ['registry', 'prefix', 'buckets'];
+const NO_RUNS: readonly HandlerRun[] = [];
 const WHERE = 'prometheusMetrics';
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 /** Problem slugs are the library's own, but a label is a label: anything unexpected is `other`. */
@@ -81,9 +83,15 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
       }),
       handlerSeconds: new Histogram({
         name: `${prefix}handler_duration_seconds`,
-        help: 'How long the handlers of a delivery ran before it was answered, by event type and outcome (processed, failed, timeout, ...).',
-        labelNames: ['type', 'outcome'],
+        help: "How long each handler of a delivery ran before it was answered (until the answer for one still running), by event type, the delivery's outcome (processed, failed, timeout, ...) and the handler's name.",
+        labelNames: ['type', 'outcome', 'handler'],
         ...(buckets === undefined ? {} : { buckets }),
+        registers,
+      }),
+      handlerRuns: new Counter({
+        name: `${prefix}handler_runs_total`,
+        help: 'Handlers of delivered events by name and how each fared: ok, failed, timeout (still running at the answer), skipped-done (it succeeded in an earlier delivery), skipped-stale (ordered, the event older than its entity).',
+        labelNames: ['handler', 'outcome'],
         registers,
       }),
       inFlight: new Gauge({
@@ -130,8 +138,8 @@ function createMetrics(registry: Registry, prefix: string, buckets: number[] | u
 }
 
 /**
- * An `onDelivery` that feeds prom-client: deliveries by type and outcome, problems by slug, handler
- * durations, requests in flight, store errors, and the ordering guard's decisions. Event types outside the catalogue are counted as
+ * An `onDelivery` that feeds prom-client: deliveries by type and outcome, problems by slug, each
+ * handler's duration and runs by name, requests in flight, store errors, and the ordering guard's decisions. Event types outside the catalogue are counted as
  * `other`, so a sender cannot create series at will.
  */
 export function prometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
@@ -150,8 +158,15 @@ export function prometheusMetrics(options: PrometheusMetricsOptions = {}): Prome
     metrics.deliveries.inc({ type, outcome: record.outcome });
     if (record.problem !== null)
       metrics.problems.inc({ problem: SLUG.test(record.problem) ? record.problem : 'other' });
-    if (record.handlerMs !== null)
-      metrics.handlerSeconds.observe({ type, outcome: record.outcome }, record.handlerMs / 1000);
+    // Handler names are the router's, a fixed set: the labels stay bounded.
+    for (const run of record.handlers ?? NO_RUNS) {
+      metrics.handlerRuns.inc({ handler: run.handler, outcome: run.outcome });
+      if (run.durationMs !== null)
+        metrics.handlerSeconds.observe(
+          { type, outcome: record.outcome, handler: run.handler },
+          run.durationMs / 1000,
+        );
+    }
     if (record.outcome === 'store-unavailable') metrics.storeErrors.inc();
     if (record.ordering !== undefined) metrics.ordering.inc({ type, decision: record.ordering });
     if (record.shed !== undefined) metrics.shed.inc({ reason: record.shed });

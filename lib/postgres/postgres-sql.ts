@@ -3,7 +3,10 @@ export interface PostgresSql {
   setup: string;
   /** $1 key, $2 token, $3 lease ms → one row: 0 claimed, 1 busy, 2 done; no row: busy. */
   claim: string;
-  /** As claim, with `handlers`: the names recorded for the key when claimed, else empty. */
+  /**
+   * As claim, with `handlers`: the names recorded for the key when claimed, else empty; and
+   * `attempt`: 1 plus the failed runs counted.
+   */
   claimHandlers: string;
   /** $1 key, $2 token, $3 handler, $4 retention ms → one row when this token's live lease recorded it, else none. */
   markHandlerDone: string;
@@ -11,6 +14,8 @@ export interface PostgresSql {
   markDone: string;
   /** $1 key, $2 token. */
   release: string;
+  /** $1 key, $2 token, $3 retention ms: as release, counting the failed run (a row `\x01<token>` in the handlers table). */
+  releaseCounted: string;
   /** $1 key, $2 token, $3 lease ms → one row when this token's live lease was extended, else none. */
   renewLease: string;
   /** $1 key → `done` of a live row, or no row. */
@@ -109,10 +114,14 @@ export function postgresSql(table: string): PostgresSql {
 ${postgresSetupSql(table)}`,
     claim: claimOf(table),
     // The claim and, when it took the key, the handlers recorded for it: one statement still.
+    // A failed run is a row named chr(1) and its token: no handler's name has a control character.
     claimHandlers: claimOf(
       table,
       `result, CASE WHEN result = 0 THEN ARRAY(SELECT handler FROM ${handlers}
-  WHERE key = $1 AND expires_at > now() ORDER BY handler) ELSE ARRAY[]::text[] END AS handlers`,
+  WHERE key = $1 AND expires_at > now() AND left(handler, 1) <> chr(1) ORDER BY handler)
+  ELSE ARRAY[]::text[] END AS handlers,
+  CASE WHEN result = 0 THEN 1 + (SELECT count(*) FROM ${handlers}
+  WHERE key = $1 AND expires_at > now() AND left(handler, 1) = chr(1)) ELSE 1 END AS attempt`,
     ),
     // Fenced by the event row's live lease, locked FOR SHARE so a takeover waits for it (and this
     // statement then sees the new token and records nothing).
@@ -128,6 +137,9 @@ ON CONFLICT (key) DO UPDATE SET token = excluded.token, done = true, expires_at 
 WHERE t.token = excluded.token OR t.done OR t.expires_at <= now()
 RETURNING 1 AS applied`,
     release: `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND NOT done`,
+    releaseCounted: `WITH freed AS (DELETE FROM ${table} WHERE key = $1 AND token = $2 AND NOT done RETURNING key)
+INSERT INTO ${handlers} AS h (key, handler, expires_at) SELECT key, chr(1) || $2, ${ms('$3')} FROM freed
+ON CONFLICT (key, handler) DO NOTHING`,
     renewLease: `UPDATE ${table} SET expires_at = ${ms('$3')}
 WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()
 RETURNING 1 AS renewed`,

@@ -115,9 +115,14 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
       leaseMs,
     ]);
     const result = this.#answer('claimHandlers', rows, 'result', CLAIM_RESULTS, 'busy');
-    const names = (rows[0] as { handlers?: unknown } | undefined)?.handlers ?? [];
+    if (result !== 'claimed') return { result, succeeded: [] };
+    const row = rows[0] as { handlers?: unknown; attempt?: unknown };
+    const names = row.handlers ?? [];
     if (!Array.isArray(names)) throw unexpectedAnswer('PostgresStore', 'claimHandlers', names);
-    return { result, succeeded: names.map(String) };
+    const attempt = Number(row.attempt);
+    if (!Number.isSafeInteger(attempt) || attempt < 1)
+      throw unexpectedAnswer('PostgresStore', 'claimHandlers', row.attempt);
+    return { result, succeeded: names.map(String), attempt };
   }
 
   async markHandlerDone(key: string, token: string, handler: string, retentionMs: number): Promise<boolean> {
@@ -136,8 +141,9 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     return rows.length > 0;
   }
 
-  async release(key: string, token: string): Promise<void> {
-    await this.#query('release', this.#sql.release, [storedKey(key), token]);
+  async release(key: string, token: string, retentionMs?: number): Promise<void> {
+    if (retentionMs === undefined) await this.#query('release', this.#sql.release, [storedKey(key), token]);
+    else await this.#query('release', this.#sql.releaseCounted, [storedKey(key), token, retentionMs]);
   }
 
   async leaseEntity(

@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 
 /**
  * The value of a key: `d` once done, `p:<token>` while a delivery holds it, and
- * `h:<lease end>:<token>` then one `\n<name>` per handler that succeeded, once one has (the lease's
- * end in server milliseconds, the token empty when free; the key then lives as long as the event,
- * past its lease). Each script touches only KEYS[1], so the store works on Redis Cluster and its kin.
+ * `h:<lease end>:<token>` then one `\n<name>` per handler that succeeded, once one has or a run
+ * failed (the lease's end in server milliseconds, the token empty when free; the key then lives as
+ * long as the event, past its lease). A line `\n\x01<n>` counts the failed runs (a name has no
+ * control character, so it is never read as one; a value without it, as the previous version wrote,
+ * counts none). Each script touches only KEYS[1], so the store works on Redis Cluster and its kin.
  */
 export interface RedisScript {
   readonly name:
@@ -46,6 +48,13 @@ local function put(e, tok, rest, ms)
   if ttl < ms then ttl = ms end
   redis.call('SET', KEYS[1], 'h:' .. string.format('%.0f', e) .. ':' .. tok .. rest, 'PX', ttl)
 end
+local function lines(rest)
+  local names, runs = {}, 0
+  for n in string.gmatch(rest, '\\n([^\\n]*)') do
+    if string.byte(n, 1) == 1 then runs = tonumber(string.sub(n, 2)) or 0 else names[#names + 1] = n end
+  end
+  return names, runs
+end
 `;
 
 /** The claim of both claim scripts: a new key is one SET, as before any handler was recorded. */
@@ -63,15 +72,19 @@ ${taken}`;
 /** 0 claimed, 1 busy, 2 done: integers read the same from every client. */
 export const CLAIM = script('claim', claimThen('0', '1', '2', 'return 0'));
 
-/** As CLAIM, each answer a list: `{0, names of the handlers that succeeded...}`, `{1}`, `{2}`. */
+/**
+ * As CLAIM, each answer a list: `{0, attempt, names of the handlers that succeeded...}` (attempt 1
+ * plus the failed runs counted), `{1}`, `{2}`.
+ */
 export const CLAIM_HANDLERS = script(
   'claimHandlers',
   claimThen(
-    '{0}',
+    '{0, 1}',
     '{1}',
     '{2}',
-    `local out = {0}
-for n in string.gmatch(rest, '\\n([^\\n]*)') do out[#out + 1] = n end
+    `local names, runs = lines(rest)
+local out = {0, runs + 1}
+for _, n in ipairs(names) do out[#out + 1] = n end
 return out`,
   ),
 );
@@ -103,15 +116,30 @@ put(e, tok, rest .. '\\n' .. ARGV[2], tonumber(ARGV[3]))
 return 1`,
 );
 
-/** Compare-and-delete: only the token that holds the lease frees it; a done key is never freed, recorded handlers stay. */
+/**
+ * Compare-and-delete: only the token that holds the lease frees it; a done key is never freed,
+ * recorded handlers stay. With ARGV[2] (retention ms) the run failed: it is counted, and the key
+ * kept at least that long.
+ */
 export const RELEASE = script(
   'release',
   `${HELD}local v = redis.call('GET', KEYS[1])
-if v == 'p:' .. ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if v == 'p:' .. ARGV[1] then
+  if not ARGV[2] then return redis.call('DEL', KEYS[1]) end
+  put(0, '', '\\n\\1' .. 1, tonumber(ARGV[2]))
+  return 1
+end
 if v and string.sub(v, 1, 2) == 'h:' then
   local e, tok, rest = held(v)
   if tok == ARGV[1] then
-    put(0, '', rest, 0)
+    if not ARGV[2] then
+      put(0, '', rest, 0)
+      return 1
+    end
+    local names, runs = lines(rest)
+    rest = '\\n\\1' .. (runs + 1)
+    for _, n in ipairs(names) do rest = rest .. '\\n' .. n end
+    put(0, '', rest, tonumber(ARGV[2]))
     return 1
   end
 end

@@ -114,9 +114,13 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
 
   async claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
     const answer = await this.#run(CLAIM_HANDLERS, this.#key(key), token, px(leaseMs));
-    const [code, ...names] = Array.isArray(answer) ? (answer as unknown[]) : [answer];
+    const [code, attempt, ...names] = Array.isArray(answer) ? (answer as unknown[]) : [answer];
     const result = storeAnswer('RedisStore', 'claimHandlers', code, CLAIM_RESULTS);
-    return { result, succeeded: names.map(String) };
+    if (result !== 'claimed') return { result, succeeded: [] };
+    const counted = Number(attempt);
+    if (!Number.isSafeInteger(counted) || counted < 1)
+      throw unexpectedAnswer('RedisStore', 'claimHandlers', answer);
+    return { result, succeeded: names.map(String), attempt: counted };
   }
 
   async markHandlerDone(key: string, token: string, handler: string, retentionMs: number): Promise<boolean> {
@@ -134,8 +138,9 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     return storeAnswer('RedisStore', 'renewLease', answer, APPLIED);
   }
 
-  async release(key: string, token: string): Promise<void> {
-    await this.#run(RELEASE, this.#key(key), token);
+  async release(key: string, token: string, retentionMs?: number): Promise<void> {
+    if (retentionMs === undefined) await this.#run(RELEASE, this.#key(key), token);
+    else await this.#run(RELEASE, this.#key(key), token, px(retentionMs));
   }
 
   async leaseEntity(

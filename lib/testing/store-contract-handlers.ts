@@ -1,10 +1,13 @@
 // The per-handler cases of runStoreContract (store-contract.ts): what a retried event of several
 // handlers needs to run only the handlers that have not succeeded.
-import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import type { HandlersClaim, IdempotencyStore } from '../idempotency/idempotency-store';
 import type { ContractGlobals } from './store-contract-support';
 
 const HOUR = 60 * 60 * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A claim's result and names, without the attempt a store may leave out. */
+const names = ({ result, succeeded }: HandlersClaim) => ({ result, succeeded });
 
 type HandlerStore = IdempotencyStore & Required<Pick<IdempotencyStore, 'claimHandlers' | 'markHandlerDone'>>;
 
@@ -37,7 +40,7 @@ export function handlerCases(
     const s = recording(store());
     if (s === undefined) return;
     const k = key('handlers');
-    expect(await s.claimHandlers(k, 't1', HOUR)).toEqual({ result: 'claimed', succeeded: [] });
+    expect(names(await s.claimHandlers(k, 't1', HOUR))).toEqual({ result: 'claimed', succeeded: [] });
     expect(await s.markHandlerDone(k, 't1', 'crm', HOUR)).toBe(true);
     expect(await s.markHandlerDone(k, 't1', 'crm', HOUR)).toBe(true);
     expect(await s.claimHandlers(k, 't2', HOUR)).toEqual({ result: 'busy', succeeded: [] });
@@ -47,7 +50,7 @@ export function handlerCases(
     await s.release(k, 't1');
     expect(await s.get(k)).toBe(null);
     const again = await s.claimHandlers(k, 't2', HOUR);
-    expect(again).toEqual({ result: 'claimed', succeeded: ['crm'] });
+    expect(names(again)).toEqual({ result: 'claimed', succeeded: ['crm'] });
     expect(await s.markHandlerDone(k, 't2', 'welcome-email', HOUR)).toBe(true);
     await s.release(k, 't2');
     const third = await s.claimHandlers(k, 't3', HOUR);
@@ -69,10 +72,10 @@ export function handlerCases(
     await sleep(shortMs + 200);
     // Its lease ran out: the late success records nothing.
     expect(await s.markHandlerDone(k, 'overran', 'crm', HOUR)).toBe(false);
-    expect(await s.claimHandlers(k, 'holder', HOUR)).toEqual({ result: 'claimed', succeeded: [] });
+    expect(names(await s.claimHandlers(k, 'holder', HOUR))).toEqual({ result: 'claimed', succeeded: [] });
     expect(await s.markHandlerDone(k, 'overran', 'crm', HOUR)).toBe(false);
     await s.release(k, 'holder');
-    expect(await s.claimHandlers(k, 'next', HOUR)).toEqual({ result: 'claimed', succeeded: [] });
+    expect(names(await s.claimHandlers(k, 'next', HOUR))).toEqual({ result: 'claimed', succeeded: [] });
   }, 15_000);
 
   it('keeps a recorded success past the lease that recorded it; the lease still runs out', async () => {
@@ -84,7 +87,10 @@ export function handlerCases(
     expect(await s.claim(k, 'early', HOUR)).toBe('busy');
     await sleep(shortMs + 200);
     // The holder died: its lease ran out, its handler's success did not.
-    expect(await s.claimHandlers(k, 'next', shortMs)).toEqual({ result: 'claimed', succeeded: ['audit'] });
+    expect(names(await s.claimHandlers(k, 'next', shortMs))).toEqual({
+      result: 'claimed',
+      succeeded: ['audit'],
+    });
     expect(await s.markHandlerDone(k, 'crashed', 'crm', HOUR)).toBe(false);
     expect((await s.renewLease?.(k, 'crashed', HOUR)) === true).toBe(false);
     await sleep(shortMs + 200);
@@ -93,6 +99,49 @@ export function handlerCases(
     expect(await s.markDone(k, 'next', HOUR)).toBe(false);
     expect((await s.markDone(k, 'plain', HOUR)) !== false).toBe(true);
     expect(await s.get(k)).toBe('done');
+  }, 15_000);
+
+  it('counts the failed runs: attempt is 1, then one more after each release with a retention, not after one without', async () => {
+    const s = recording(store());
+    if (s === undefined) return;
+    const k = key('handlers-attempt');
+    const attempt = async (token: string) => {
+      const claimed = await s.claimHandlers(k, token, HOUR);
+      expect(claimed.result).toBe('claimed');
+      return claimed.attempt ?? 1;
+    };
+    expect(await attempt('t1')).toBe(1);
+    // Every handler failed: nothing recorded, the run still counted.
+    await s.release(k, 't1', HOUR);
+    expect(await s.get(k)).toBe(null);
+    expect(await attempt('t2')).toBe(2);
+    expect(await s.markHandlerDone(k, 't2', 'crm', HOUR)).toBe(true);
+    await s.release(k, 't2', HOUR);
+    // Given back with nothing run (another event of its entity was busy): not counted.
+    expect(await attempt('t3')).toBe(3);
+    await s.release(k, 't3');
+    // A release by a token that does not hold the key counts nothing.
+    await s.release(k, 'stranger', HOUR);
+    const fourth = await s.claimHandlers(k, 't4', HOUR);
+    expect([fourth.result, fourth.attempt ?? 1, fourth.succeeded]).toEqual(['claimed', 3, ['crm']]);
+    expect(await s.claimHandlers(k, 't5', HOUR)).toEqual({ result: 'busy', succeeded: [] });
+    expect((await s.markDone(k, 't4', HOUR)) !== false).toBe(true);
+    expect(await s.claimHandlers(k, 't6', HOUR)).toEqual({ result: 'done', succeeded: [] });
+    // Another event starts at 1.
+    const other = await s.claimHandlers(key('handlers-attempt-other'), 't1', HOUR);
+    expect([other.result, other.attempt ?? 1]).toEqual(['claimed', 1]);
+  });
+
+  it("keeps a failed run's count with the event's retention, then forgets it", async () => {
+    const s = recording(store());
+    if (s === undefined) return;
+    const k = key('handlers-attempt-retention');
+    await s.claimHandlers(k, 't1', shortMs);
+    await s.release(k, 't1', shortMs);
+    expect((await s.claimHandlers(k, 't2', shortMs)).attempt ?? 1).toBe(2);
+    await s.release(k, 't2');
+    await sleep(shortMs + 200);
+    expect((await s.claimHandlers(k, 't3', HOUR)).attempt ?? 1).toBe(1);
   }, 15_000);
 
   it("forgets a handler's success with the event's retention", async () => {
@@ -104,6 +153,6 @@ export function handlerCases(
     await s.release(k, 't1');
     await sleep(shortMs + 200);
     expect(await s.get(k)).toBe(null);
-    expect(await s.claimHandlers(k, 't2', HOUR)).toEqual({ result: 'claimed', succeeded: [] });
+    expect(names(await s.claimHandlers(k, 't2', HOUR))).toEqual({ result: 'claimed', succeeded: [] });
   }, 15_000);
 }

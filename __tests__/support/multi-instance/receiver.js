@@ -24,22 +24,47 @@ function random() {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 }
 
-async function handle(event) {
-  if (event.id.startsWith('kill-') && !existsSync(path.join(env('LEDGER_DIR'), `killed-${event.id}`))) {
+/** 1: one handler; 3: three named handlers per event, each failing at random (a third of the rate). */
+const handlers = Number(process.env.HANDLERS ?? '1');
+
+/** `name` is the handler's when the event has three: the ledger then keys each success by it. */
+async function handle(event, name) {
+  // With three handlers the kill cuts the first alone: the other two succeed before it.
+  const hangs = name === undefined || name === 'h0';
+  if (
+    hangs &&
+    event.id.startsWith('kill-') &&
+    !existsSync(path.join(env('LEDGER_DIR'), `killed-${event.id}`))
+  ) {
     // Let any handler still finishing here settle first, so the kill cuts this handler alone.
     await sleep(1_500);
     process.stdout.write(`HANG ${event.id}\n`);
     await new Promise(() => undefined);
   }
   const roll = random();
-  if (roll < failRate) throw new Error('a failure the proof injected');
-  if (roll < failRate + slowRate) await sleep(timeoutMs * 2 + random() * timeoutMs);
+  const fails = name === undefined ? failRate : failRate / 3;
+  if (roll < fails) throw new Error('a failure the proof injected');
+  if (roll < fails + slowRate) await sleep(timeoutMs * 2 + random() * timeoutMs);
   // The success, recorded outside the receiver before the handler returns: the external ledger.
-  appendFileSync(ledger, `${event.id} ${instance}\n`);
+  appendFileSync(ledger, `${name === undefined ? event.id : `${event.id}/${name}`} ${instance}\n`);
 }
 
+/** The receiver's log, kept quiet but for a handler success the store did not record (the stated window). */
+const logger = {
+  warn(meta, message) {
+    if (
+      /could not record a handler's success|handler succeeded after the event's lease ran out/.test(message)
+    )
+      process.stdout.write(`UNRECORDED ${meta.eventId}/${meta.handler}\n`);
+  },
+};
+
 serve((idempotency) => {
-  const router = createEventRouter().on('ag.hid_org.created', handle);
+  let router = createEventRouter();
+  if (handlers === 1) router = router.on('ag.hid_org.created', (event) => handle(event));
+  else
+    for (let i = 0; i < handlers; i++)
+      router = router.on('ag.hid_org.created', (event) => handle(event, `h${i}`), { name: `h${i}` });
   const app = express();
   app.use(
     '/hooks',
@@ -48,7 +73,7 @@ serve((idempotency) => {
       router,
       idempotency: { store: idempotency, leaseMs },
       timeoutMs,
-      logger: false,
+      logger,
       // The store's bookkeeping after answers: a markDone given up on is the window docs/many-instances.md states.
       onDelivery: Object.assign(() => undefined, {
         onBookkeeping: (event) => process.stdout.write(`BOOKKEEPING ${event}\n`),

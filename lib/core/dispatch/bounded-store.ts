@@ -30,7 +30,10 @@ export interface BoundedStore {
   renew: ((key: string, token: string) => Promise<boolean | 'unavailable'>) | undefined;
   /**
    * Marks the key done after success, or releases it after failure; never rejects. A markDone that
-   * fails goes on in the background, handed to `linger` so the event stays held in this process.
+   * fails goes on in the background, handed to `linger` so the event stays held in this process. A
+   * failure of handlers that ran (an outcome with errors) is counted by the store, so the next
+   * claim's `attempt` is one more; `counted: false` (an enqueue that failed) and an outcome with no
+   * error (nothing ran) are not.
    */
   settle(
     key: string,
@@ -38,6 +41,7 @@ export interface BoundedStore {
     outcome: Outcome,
     eventId: string,
     linger: (background: Promise<void>) => void,
+    counted?: boolean,
   ): Promise<Outcome>;
 }
 
@@ -125,7 +129,7 @@ export function boundedStore(
                 () => 'unavailable' as const,
               )
         : undefined,
-    settle(key, token, outcome, eventId, linger) {
+    settle(key, token, outcome, eventId, linger, counted = true) {
       if (!outcome.ok) {
         const notReleased = (error: unknown) => {
           log.error(
@@ -135,7 +139,11 @@ export function boundedStore(
           return outcome;
         };
         try {
-          return bounded('release', store.release(key, token)).then(() => outcome, notReleased);
+          const released =
+            counted && outcome.errors.length > 0
+              ? store.release(key, token, retentionMs)
+              : store.release(key, token);
+          return bounded('release', released).then(() => outcome, notReleased);
         } catch (error) {
           return Promise.resolve(notReleased(error));
         }

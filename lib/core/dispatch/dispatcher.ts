@@ -16,7 +16,8 @@ import type { TracingHooks } from '../tracing';
 import { runHandlers, type PerHandler } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 import { InboxFull } from '../../inbox/inbox-full';
-import { deadlineQueue } from './deadline-queue';
+import { deadlineQueue, TIMED_OUT } from './deadline-queue';
+import type { HandlerRun } from '../delivery-record';
 import { runAnswer } from './run-answer';
 
 export type { DispatchResult };
@@ -53,6 +54,8 @@ export function createDispatcher(
   const guard = orderingGuard(options, log, warn, onBookkeeping);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
   const deadlines = deadlineQueue(timeoutMs);
+  // With an inbox the worker runs the handlers: the receiver's own claim only says "queued".
+  const counting = options.inbox === undefined ? store?.claimHandlers : undefined;
   const answer = runAnswer(results, log, timeoutMs);
 
   /** What a claim that was not granted answers, without running handlers. */
@@ -69,6 +72,7 @@ export function createDispatcher(
     matched: MatchedHandlers,
     ctx: DeliveryContext,
     succeeded: readonly string[],
+    attempt: number,
   ): Promise<GuardedRun> {
     // Bookkeeping retried in the background keeps the event held here until it settles.
     const held: { lingering?: Promise<void> } = {};
@@ -76,30 +80,40 @@ export function createDispatcher(
       void (held.lingering =
         held.lingering === undefined ? background : Promise.all([held.lingering, background]).then());
     let guarded: GuardedRun;
-    if (matched.ordered.length === 0) {
-      // Nothing ordered (every delivery, commonly): the guard has nothing to decide, so it is not
-      // asked, and no closure is built for it.
+    if (matched.ordered.length === 0 || !anyLeft(matched.ordered, matched, succeeded)) {
+      // Nothing ordered left to run (every delivery, commonly): the guard has nothing to decide, so
+      // it is not asked, and no closure is built for it.
       try {
         guarded = ran(
           await runHandlers(
             router,
-            toRun(matched, succeeded),
+            left(matched.handlers, matched, succeeded),
             event,
             ctx,
             tracing,
             undefined,
-            each(key, token, event, matched),
+            each(key, token, event, matched, attempt),
           ),
         );
       } catch (error) {
         guarded = thrown(error);
       }
     } else {
+      // The guard picks every handler, or the unordered ones of a stale event; of those, only the
+      // ones without a recorded success run.
       guarded = await guard.run(
         event,
         matched,
         (handlers) =>
-          runHandlers(router, handlers, event, ctx, tracing, undefined, each(key, token, event, matched)),
+          runHandlers(
+            router,
+            left(handlers, matched, succeeded),
+            event,
+            ctx,
+            tracing,
+            undefined,
+            each(key, token, event, matched, attempt),
+          ),
         linger,
       );
     }
@@ -110,22 +124,44 @@ export function createDispatcher(
     return guarded;
   }
 
-  /** The handlers without a recorded success. */
-  function toRun(
+  /** Those of `handlers` without a recorded success. */
+  function left(
+    handlers: readonly EventHandler<AnyWebhookEvent>[],
     matched: MatchedHandlers,
     succeeded: readonly string[],
   ): readonly EventHandler<AnyWebhookEvent>[] {
-    if (succeeded.length === 0) return matched.handlers;
-    return matched.handlers.filter((h) => !succeeded.includes(matched.names.get(h) ?? ''));
+    if (succeeded.length === 0) return handlers;
+    return handlers.filter((h) => !succeeded.includes(matched.names.get(h) ?? ''));
+  }
+
+  /** Whether any of `handlers` has no recorded success. */
+  function anyLeft(
+    handlers: readonly EventHandler<AnyWebhookEvent>[],
+    matched: MatchedHandlers,
+    succeeded: readonly string[],
+  ): boolean {
+    return succeeded.length === 0 || handlers.some((h) => !succeeded.includes(matched.names.get(h) ?? ''));
   }
 
   /**
-   * Names, and the recording of successes when the store keeps them for an event of several
-   * handlers; otherwise the match itself (it has the names), so one handler allocates nothing more.
+   * Names, the attempt, and the recording of successes when the store keeps them for an event of
+   * several handlers; otherwise the match itself (it has the names), so a new event of one handler
+   * allocates nothing more.
    */
-  function each(key: string, token: string, event: AnyWebhookEvent, matched: MatchedHandlers): PerHandler {
-    if (store?.claimHandlers === undefined || matched.handlers.length <= 1) return matched;
-    return { names: matched.names, record: (handler) => store.recordHandler(key, token, handler, event.id) };
+  function each(
+    key: string,
+    token: string,
+    event: AnyWebhookEvent,
+    matched: MatchedHandlers,
+    attempt: number,
+  ): PerHandler {
+    if (store?.claimHandlers === undefined || matched.handlers.length <= 1)
+      return attempt === 1 ? matched : { names: matched.names, attempt };
+    return {
+      names: matched.names,
+      attempt,
+      record: (handler) => store.recordHandler(key, token, handler, event.id),
+    };
   }
 
   /** With an inbox, the event is queued (its claim settled by that) instead of handled here. */
@@ -146,7 +182,7 @@ export function createDispatcher(
       tracing.traceparent(),
     );
     const settled = queued.then((outcome) =>
-      store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined),
+      store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined, false),
     );
     running.set(key, { eventId: event.id, done: settled });
     const outcome = await settled.finally(() => running.delete(key));
@@ -172,36 +208,70 @@ export function createDispatcher(
     const token = claimToken();
     const matched = router.match(event.type);
     let succeeded: readonly string[] = NONE;
+    let attempt = 1;
     if (store !== undefined) {
       // Held locally from here, so a second delivery in this process never reaches the store or a
       // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
-      // An event of several handlers (none ordered) asks, in the same one step, which succeeded before.
-      const many =
-        options.inbox === undefined && matched.handlers.length > 1 && matched.ordered.length === 0
-          ? store.claimHandlers
-          : undefined;
+      // A store that records handlers says, in the same one step, which succeeded before and how
+      // many runs failed; a new event's claim is the same one step as a plain claim.
       const claiming =
-        many === undefined
-          ? store.claim(key, token, event.id)
-          : many(key, token, event.id).then((c) => {
-              if (c === 'unavailable') return c;
-              succeeded = c.succeeded;
-              return c.result;
-            });
+        counting === undefined ? store.claim(key, token, event.id) : counting(key, token, event.id);
       running.set(key, { eventId: event.id, done: claiming });
       const claimed = await claiming;
-      if (claimed !== 'claimed') {
+      let result: ClaimResult | 'unavailable';
+      if (typeof claimed === 'string') result = claimed;
+      else {
+        result = claimed.result;
+        succeeded = claimed.succeeded;
+        attempt = claimed.attempt ?? 1;
+      }
+      if (result !== 'claimed') {
         running.delete(key);
-        return refusal(claimed, event);
+        return refusal(result, event);
       }
     }
     if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
-    const work = run(key, token, event, matched, ctx, succeeded);
+    const work = run(key, token, event, matched, ctx, succeeded, attempt);
     running.set(key, { eventId: event.id, done: work });
     const first = await deadlines.wait(work, started);
-    return answer(first, event, matched, ctx, performance.now() - started);
+    const handlerMs = performance.now() - started;
+    const result = answer(first, event, matched, ctx, handlerMs);
+    const runs = handlerRuns(first, matched, ctx, succeeded, attempt, handlerMs);
+    if (runs !== undefined) result.handlers = runs;
+    return result;
+  }
+
+  /**
+   * Each matching handler and how it fared: the runs reported as they settled, plus those that did
+   * not run (done before, stale) or still run (timed out). Undefined when none was decided.
+   */
+  function handlerRuns(
+    first: GuardedRun | typeof TIMED_OUT,
+    matched: MatchedHandlers,
+    ctx: DeliveryContext,
+    succeeded: readonly string[],
+    attempt: number,
+    handlerMs: number,
+  ): readonly HandlerRun[] | undefined {
+    const { runs } = ctx;
+    // Every handler ran and settled (the common case): the list as reported.
+    if (runs !== undefined && runs.length === matched.handlers.length) return runs;
+    if (first !== TIMED_OUT && (first.kind === 'busy' || first.kind === 'unavailable')) return undefined;
+    const stale = first !== TIMED_OUT && (first.kind === 'stale' || first.ordering === 'stale');
+    const all: HandlerRun[] = [];
+    for (const h of matched.handlers) {
+      const handler = matched.names.get(h) ?? '';
+      const reported = runs?.find((r) => r.handler === handler);
+      if (reported !== undefined) all.push(reported);
+      else if (succeeded.includes(handler))
+        all.push({ handler, outcome: 'skipped-done', attempt: null, durationMs: null });
+      else if (stale && matched.ordered.includes(h))
+        all.push({ handler, outcome: 'skipped-stale', attempt: null, durationMs: null });
+      else if (first === TIMED_OUT) all.push({ handler, outcome: 'timeout', attempt, durationMs: handlerMs });
+    }
+    return all.length === 0 ? undefined : all;
   }
 
   return {

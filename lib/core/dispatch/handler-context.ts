@@ -1,5 +1,6 @@
 import type { HandlerContext } from '../../events/event-router';
 import type { ResolvedLogger } from '../../logger';
+import type { HandlerRun } from '../delivery-record';
 
 /**
  * The context handlers receive. Its AbortController is made only when a handler reads `signal` (most
@@ -11,8 +12,13 @@ export class DeliveryContext implements HandlerContext {
   readonly logger: ResolvedLogger;
   /** Set by runHandlers for an event of one handler; each of several gets its own context by `named`. */
   handler = '';
-  /** 1 on a handler's first run for the event; behind the inbox, set to its own try number. */
+  /** Set by runHandlers, as `handler` is: 1 unless the store counted failed runs of the event before; behind the inbox, the handler's own try number. */
   attempt = 1;
+  /**
+   * The handlers that settled, each reported by `settled` on its own context (the delivery's list);
+   * undefined until one has.
+   */
+  runs: HandlerRun[] | undefined;
   #controller: AbortController | undefined;
   #abortReason: Error | undefined;
   /** The delivery's context, when this one is a handler's among several: one signal for them all. */
@@ -29,10 +35,24 @@ export class DeliveryContext implements HandlerContext {
   }
 
   /** The context of one of the event's several handlers, sharing this delivery's signal. */
-  named(handler: string): DeliveryContext {
+  named(handler: string, attempt = 1): DeliveryContext {
     const ctx = new DeliveryContext(this.header, this.logger, this);
     ctx.handler = handler;
+    ctx.attempt = attempt;
     return ctx;
+  }
+
+  /** Reports this handler's run, started at `startedMs` (performance.now()), to the delivery. */
+  settled(outcome: 'ok' | 'failed', startedMs: number): void {
+    const delivery = this.#delivery ?? this;
+    const run: HandlerRun = {
+      handler: this.handler,
+      outcome,
+      attempt: this.attempt,
+      durationMs: performance.now() - startedMs,
+    };
+    if (delivery.runs === undefined) delivery.runs = [run];
+    else delivery.runs.push(run);
   }
 
   get signal(): AbortSignal {

@@ -34,6 +34,17 @@ export const ran = (outcome: Outcome): GuardedRun => ({ kind: 'ran', outcome });
 export const thrown = (error: unknown): GuardedRun =>
   ran({ ok: false, errors: [error], retryLater: undefined });
 
+/**
+ * Whether every ordered handler that ran succeeded: then the entity's mark advances although another
+ * handler failed (the event's retry finds it stale and runs only the unordered ones left). An outcome
+ * that does not say which failed counts as an ordered failure.
+ */
+function orderedSucceeded(outcome: Outcome, matched: MatchedHandlers): boolean {
+  if (outcome.ok) return true;
+  const { failed } = outcome;
+  return failed !== undefined && failed.length > 0 && !failed.some((h) => matched.ordered.includes(h));
+}
+
 /** The outcome the event's own idempotency claim is settled with: a stale event is done, as handled. */
 export function claimOutcome(guarded: GuardedRun): Outcome {
   if (guarded.kind === 'ran') return guarded.outcome;
@@ -63,7 +74,7 @@ export interface OrderingGuard {
   /**
    * Runs the matched handlers of `event` through `runHandlers`, the ordered ones only when the event
    * is the newest of its entity: the entity is leased while they run, and its newest mark advances
-   * (releasing the lease) only if they all succeed. Never rejects. The caller settles the event's own
+   * (releasing the lease) only if the ordered ones all succeed, whatever the others did. Never rejects. The caller settles the event's own
    * idempotency claim from the answer. A queue worker calls it the same way, when it runs the job:
    * `ran` ok or `stale` completes the job, `ran` failed fails it (retried), `busy` and `unavailable`
    * put it back for later without counting a failure of the handlers. `receivedAt` (epoch ms) is when
@@ -152,7 +163,7 @@ export function orderingGuard(
       keepClaim(held, running, log, event.id);
     }
     const outcome = await running;
-    await (outcome.ok
+    await (orderedSucceeded(outcome, matched)
       ? leases.advance(key, token, position, event.id, linger)
       : leases.release(key, token, event.id));
     return { kind: 'ran', outcome, ordering: 'newest', ...future };

@@ -13,6 +13,11 @@ export type Outcome =
       errors: unknown[];
       /** Set when a handler threw RetryLater: answer 503 with this `Retry-After` (or the default). */
       retryLater: RetryLater | undefined;
+      /**
+       * The handlers that failed, when runHandlers ran them (the ordering guard advances an entity
+       * whose ordered handlers all succeeded although another failed); absent otherwise.
+       */
+      failed?: readonly EventHandler<AnyWebhookEvent>[];
     };
 
 const OK: Outcome = { ok: true };
@@ -31,12 +36,18 @@ export interface PerHandler {
    * store cannot, or the event has one handler: its success is the event's).
    */
   record?: (handler: string) => Promise<unknown>;
+  /**
+   * `ctx.attempt` of every handler that runs (each of them had no recorded success, so each ran on
+   * the same earlier runs); 1 when undefined. The receiver gives the store's count, a worker its try.
+   */
+  attempt?: number;
 }
 
 /** A handler's failure, with the context it ran in (which names it). */
 interface Failure {
   error: unknown;
   ctx: HandlerContext;
+  handler: EventHandler<AnyWebhookEvent>;
 }
 
 async function runOne(handler: EventHandler<AnyWebhookEvent>, event: AnyWebhookEvent, ctx: HandlerContext) {
@@ -53,7 +64,7 @@ function tellErrorHandlers(
   const next = then(failures.map((f) => f.error).find((e): e is RetryLater => e instanceof RetryLater));
   for (const { error, ctx } of failures) {
     ctx.logger.error(
-      { eventId: event.id, type: event.type, handler: ctx.handler, err: error },
+      { eventId: event.id, type: event.type, handler: ctx.handler, attempt: ctx.attempt, err: error },
       `a handler failed; ${next}`,
     );
     for (const onError of router.errorHandlers) {
@@ -68,8 +79,10 @@ function tellErrorHandlers(
   }
 }
 
-function failed(errors: unknown[]): Outcome {
-  return { ok: false, errors, retryLater: errors.find((e): e is RetryLater => e instanceof RetryLater) };
+function failed(failures: Failure[]): Outcome {
+  const errors = failures.map((f) => f.error);
+  const retryLater = errors.find((e): e is RetryLater => e instanceof RetryLater);
+  return { ok: false, errors, retryLater, failed: failures.map((f) => f.handler) };
 }
 
 /**
@@ -93,35 +106,43 @@ export async function runHandlers(
   if (handlers.length <= 1) {
     // The common case, without an array of promises and allSettled.
     const handler = handlers[0];
-    if (handler !== undefined && each !== undefined) ctx.handler = each.names.get(handler) ?? '';
+    if (handler !== undefined && each !== undefined) {
+      ctx.handler = each.names.get(handler) ?? '';
+      if (each.attempt !== undefined) ctx.attempt = each.attempt;
+    }
+    const startedMs = performance.now();
     try {
       if (handler !== undefined) {
         const value = (await (traced === undefined
           ? handler(event, ctx)
           : traced(handler, event, ctx))) as unknown;
+        ctx.settled('ok', startedMs);
         if (value !== undefined) warnReturnedValue(handler, value, event, ctx);
       }
       return OK;
     } catch (error) {
-      failures = [{ error, ctx }];
+      ctx.settled('failed', startedMs);
+      failures = [{ error, ctx, handler: handler as EventHandler<AnyWebhookEvent> }];
     }
   } else {
-    const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? ''));
+    const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? '', each?.attempt));
     let pending = handlers.length;
     let anyFailed = false;
     const record = each?.record;
     const results = await Promise.allSettled(
       handlers.map((handler, i) => {
         const own = contexts[i] as DeliveryContext;
+        const startedMs = performance.now();
         const running = traced === undefined ? runOne(handler, event, own) : traced(handler, event, own);
-        if (record === undefined) return running;
         return running.then(
           async (value) => {
+            own.settled('ok', startedMs);
             pending--;
-            if (pending > 0 || anyFailed) await record(own.handler);
+            if (record !== undefined && (pending > 0 || anyFailed)) await record(own.handler);
             return value;
           },
           (error: unknown) => {
+            own.settled('failed', startedMs);
             pending--;
             anyFailed = true;
             throw error;
@@ -133,12 +154,12 @@ export async function runHandlers(
     for (let i = 0; i < results.length; i++) {
       const result = results[i] as PromiseSettledResult<unknown>;
       const own = contexts[i] as DeliveryContext;
-      if (result.status === 'rejected') failures.push({ error: result.reason, ctx: own });
-      else if (result.value !== undefined)
-        warnReturnedValue(handlers[i] as EventHandler<AnyWebhookEvent>, result.value, event, own);
+      const handler = handlers[i] as EventHandler<AnyWebhookEvent>;
+      if (result.status === 'rejected') failures.push({ error: result.reason, ctx: own, handler });
+      else if (result.value !== undefined) warnReturnedValue(handler, result.value, event, own);
     }
     if (failures.length === 0) return OK;
   }
   tellErrorHandlers(router, failures, event, then);
-  return failed(failures.map((f) => f.error));
+  return failed(failures);
 }
