@@ -96,7 +96,9 @@ export function queuedHandlers(
     matched: {
       handled: matched.handled,
       handlers: pick(matched.handlers),
-      ordered: matched.ordered,
+      // Every ordered handler, each that runs as its wrapper: the guard tells an ordered failure by
+      // the function that failed, and still sees the event as ordered when they all succeeded before.
+      ordered: matched.ordered.map((h) => toRun.get(h) ?? h),
       unordered: pick(matched.unordered),
       names,
     },
