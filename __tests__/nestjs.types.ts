@@ -36,6 +36,18 @@ export class Handlers {
   // @ts-expect-error an ordering that does not exist
   @OnServiceEvent('ag.access_pass.issued', { ordering: 'oldest-wins' })
   badOrdering() {}
+
+  // A name of its own, stable across deploys; with ordering beside it.
+  @OnServiceEvent('ag.access_pass.*', { name: 'crm-sync', ordering: 'newest-wins' })
+  named() {}
+
+  // @ts-expect-error a misspelt option (name)
+  @OnServiceEvent('ag.access_pass.issued', { nme: 'crm-sync' })
+  misspeltOption() {}
+
+  // @ts-expect-error a name is a string
+  @OnServiceEvent('ag.access_pass.issued', { name: 42 })
+  numberName() {}
 }
 
 // @ts-expect-error an option the module does not take

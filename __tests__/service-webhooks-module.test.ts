@@ -1,7 +1,8 @@
 import http from 'node:http';
-import { Inject, Injectable, Module, Scope, type INestApplication } from '@nestjs/common';
+import { Inject, Injectable, Module, Scope, type INestApplication, type Type } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
+import { createEventRouter, type HandlerContext } from 'service-webhooks';
 import type { ServiceEvent } from 'service-webhooks/nestjs';
 import { OnServiceEvent, ServiceWebhooks, ServiceWebhooksModule } from 'service-webhooks/nestjs';
 import { BullModule, InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
@@ -132,6 +133,58 @@ describe.each(PLATFORMS)('ServiceWebhooksModule on Nest %s', (platform) => {
     const receiver = app.get(ServiceWebhooks);
     const { handled } = app.get(DemoHandlers);
     await playDemoScenario(started.url, PATH, handled, () => receiver.drain());
+  });
+
+  it('names each decorated method by its { name }, else Class.method: two providers with a method of one name are two handlers', async () => {
+    const ran: string[] = [];
+    const failures: string[] = [];
+    @Injectable()
+    class Crm {
+      @OnServiceEvent('ag.access_pass.issued')
+      handle(_event: unknown, ctx: HandlerContext) {
+        ran.push(ctx.handler);
+      }
+    }
+    @Injectable()
+    class Mailer {
+      private failed = false;
+
+      @OnServiceEvent('ag.access_pass.issued')
+      handle(_event: unknown, ctx: HandlerContext) {
+        // Fails the first delivery, so the retry shows which handlers' success was recorded.
+        if (!this.failed) {
+          this.failed = true;
+          throw new Error('mail server briefly down');
+        }
+        ran.push(ctx.handler);
+      }
+    }
+    @Injectable()
+    class Audit {
+      @OnServiceEvent('ag.access_pass.*', { name: 'audit-log' })
+      record(_event: unknown, ctx: HandlerContext) {
+        ran.push(ctx.handler);
+      }
+    }
+    const started = await startNestApp(platform, {
+      imports: [
+        ServiceWebhooksModule.forRoot({
+          bearerTokens: [TOKEN],
+          logger: false,
+          router: createEventRouter().onError((_error, _event, ctx) => void failures.push(ctx.handler)),
+        }),
+      ],
+      providers: [Crm, Mailer, Audit],
+    });
+    app = started.app;
+    const first = await overHttp(started.url + PATH, delivery(issued({}, 'evt_named')));
+    expect(first.status).toBe(500);
+    expect(failures).toEqual(['Mailer.handle']);
+    expect(ran.sort()).toEqual(['Crm.handle', 'audit-log']);
+    // The Service's retry runs only the handler whose success was not recorded, by its name.
+    const retry = await overHttp(started.url + PATH, delivery(issued({}, 'evt_named')));
+    expect([retry.status, JSON.parse(retry.text).status]).toEqual([200, 'processed']);
+    expect(ran.sort()).toEqual(['Crm.handle', 'Mailer.handle', 'audit-log']);
   });
 
   it('authenticates before reading the body: a JSON body Nest would parse is refused 401 while unfinished', async () => {
@@ -278,6 +331,16 @@ describe.each(PLATFORMS)('ServiceWebhooksModule on Nest %s', (platform) => {
 });
 
 describe('ServiceWebhooksModule refuses, at bootstrap', () => {
+  /** Compiles a testing module with `provider` and checks that its init is refused with `message`. */
+  async function expectBootstrapRefused(provider: Type, message: RegExp): Promise<void> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false })],
+      providers: [provider],
+    }).compile();
+    await expect(moduleRef.init()).rejects.toThrow(message);
+    await moduleRef.close();
+  }
+
   it.each([
     [{ bearerTokens: [TOKEN], pth: '/hooks' }, /unknown option "pth"; did you mean "path"\?/],
     [{ bearerTokens: [TOKEN], path: 'hooks' }, /path must be a string starting with "\/"/],
@@ -304,14 +367,40 @@ describe('ServiceWebhooksModule refuses, at bootstrap', () => {
       @OnServiceEvent('ag.access_pass.isued')
       onIssued() {}
     }
-    const moduleRef = await Test.createTestingModule({
-      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false })],
-      providers: [Misspelt],
-    }).compile();
-    await expect(moduleRef.init()).rejects.toThrow(
+    await expectBootstrapRefused(
+      Misspelt,
       /^\[service-webhooks\] ServiceWebhooksModule: @OnServiceEvent on Misspelt\.onIssued: on: "ag\.access_pass\.isued" is not an event type.*Did you mean "ag\.access_pass\.issued"\?/,
     );
-    await moduleRef.close();
+  });
+
+  it.each([
+    [{ name: '' }, /@OnServiceEvent on Named\.onIssued: .*name/],
+    [{ name: 'a\nb' }, /@OnServiceEvent on Named\.onIssued: .*name/],
+    [{ nme: 'crm' }, /@OnServiceEvent on Named\.onIssued: .*unknown option "nme"; did you mean "name"\?/],
+    [{ ordering: 'oldest-wins' }, /@OnServiceEvent on Named\.onIssued: .*did you mean "newest-wins"\?/],
+  ])('decorator options %j, when the class is defined, naming the method', (options, message) => {
+    expect(() => {
+      class Named {
+        @OnServiceEvent('ag.access_pass.issued', options as never)
+        onIssued() {}
+      }
+      return Named;
+    }).toThrow(message);
+  });
+
+  it('one name on two methods that handle one event, naming the method and the name', async () => {
+    @Injectable()
+    class Twice {
+      @OnServiceEvent('ag.access_pass.issued', { name: 'sync' })
+      onIssued() {}
+
+      @OnServiceEvent('ag.access_pass.*', { name: 'sync' })
+      onAnyPass() {}
+    }
+    await expectBootstrapRefused(
+      Twice,
+      /^\[service-webhooks\] ServiceWebhooksModule: @OnServiceEvent on Twice\.onAnyPass: .*"sync"/,
+    );
   });
 
   it('a decorated method on a request-scoped provider, which no delivery could run', async () => {
@@ -320,14 +409,10 @@ describe('ServiceWebhooksModule refuses, at bootstrap', () => {
       @OnServiceEvent('ag.access_pass.issued')
       onIssued() {}
     }
-    const moduleRef = await Test.createTestingModule({
-      imports: [ServiceWebhooksModule.forRoot({ bearerTokens: [TOKEN], logger: false })],
-      providers: [PerRequest],
-    }).compile();
-    await expect(moduleRef.init()).rejects.toThrow(
+    await expectBootstrapRefused(
+      PerRequest,
       /@OnServiceEvent on PerRequest\.onIssued, a request-scoped or transient provider; .* make it a singleton/,
     );
-    await moduleRef.close();
   });
 
   it('a decorator on a static method, when the class is defined', () => {

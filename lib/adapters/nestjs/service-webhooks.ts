@@ -84,7 +84,8 @@ export class ServiceWebhooks {
           );
         }
         const handler = (method as EventHandler<AnyWebhookEvent>).bind(instance);
-        // Logs and warnings name a handler by its function's name.
+        // Without its own { name }, a handler is named by its function's name: Class.method here, so
+        // two providers' methods of one name are two handlers, each with its own recorded success.
         Object.defineProperty(handler, 'name', { value: where });
         for (const { target, options } of found) {
           try {
