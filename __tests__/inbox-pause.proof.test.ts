@@ -2,13 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createEventRouter, type Inbox } from '../lib';
+import type { Inbox } from '../lib';
 import { PAUSE_READ_MS } from '../lib/pg-boss/pause-flag';
 import { builtPackage } from './support/built-package';
-import { delivery, issued, sleep, TOKEN } from './support/contract-rows';
+import { sleep } from './support/contract-rows';
 import { describeEachEngine } from './support/describe-each-engine';
-import { fetchDoor } from './support/doors';
 import { eventually } from './support/inbox-engines';
+import { queueHeld } from './support/queue-held';
 
 const EVENTS = 200;
 /** How long the paused queue is watched for a try that should not start (the issue's 5 s). */
@@ -99,16 +99,7 @@ describeEachEngine('pausing the inbox on $name, its workers in two processes', (
     // Paused here, after the workers started: each must hear of it from the engine.
     await inbox.pause();
     await sleep(PAUSE_REACHES_MS);
-    const door = await fetchDoor.open({
-      bearerTokens: [TOKEN],
-      router: createEventRouter(),
-      logger: false,
-      inbox,
-    });
-    opened.push(door);
-    const ids = Array.from({ length: EVENTS }, (_, i) => `evt_pause_proof_${i}`);
-    const answers = await Promise.all(ids.map((id) => door.send(delivery(issued({}, id)))));
-    expect(answers.map((a) => [a.status, JSON.parse(a.text).status])).toEqual(ids.map(() => [200, 'queued']));
+    const ids = await queueHeld(inbox, EVENTS, 'pause_proof', opened);
 
     await sleep(WATCH_MS);
     expect(total(tries())).toBe(0);
