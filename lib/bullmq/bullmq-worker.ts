@@ -40,7 +40,8 @@ class TryFailed extends Error {
  * (the backoff strategy reads it) until the job's `attempts` are spent, then fails it for good
  * (BullMQ's failed set: the dead letters). A try no retry can help, or past the worker's own
  * `attempts`, fails at once (UnrecoverableError). A try put back (busy) is delayed without spending
- * an attempt; a RateLimited one goes back to waiting, and the whole queue waits (BullMQ's rateLimit). A job whose worker stopped mid-try (killed: its lock ran out) runs again, and after
+ * an attempt; a RateLimited one goes back to waiting, and the whole queue waits (BullMQ's rateLimit).
+ * A job whose worker stopped mid-try (killed: its lock ran out) runs again, and after
  * `maxStalledCount` such stops BullMQ fails it into the dead letters, in Redis, by its own scripts.
  */
 export async function startBullmqWorker(
