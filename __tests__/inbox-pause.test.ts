@@ -2,10 +2,10 @@ import { Registry } from 'prom-client';
 import { createEventRouter, type Inbox } from '../lib';
 import { inboxMetrics } from '../lib/metrics';
 import { PAUSE_READ_MS } from '../lib/pg-boss/pause-flag';
-import { delivery, issued, sleep, TOKEN } from './support/contract-rows';
+import { sleep } from './support/contract-rows';
 import { describeEachEngine } from './support/describe-each-engine';
-import { fetchDoor, type OpenDoor } from './support/doors';
 import { eventually } from './support/inbox-engines';
+import { queueHeld } from './support/queue-held';
 
 const EVENTS = 200;
 /** How long the paused queue is watched for a try that should not start (the issue's 5 s). */
@@ -31,16 +31,6 @@ describeEachEngine('pausing the inbox on $name', (engine, server) => {
     opened.push(inbox);
     return inbox;
   }
-  async function receiver(inbox: Inbox): Promise<OpenDoor> {
-    const door = await fetchDoor.open({
-      bearerTokens: [TOKEN],
-      router: createEventRouter(),
-      logger: false,
-      inbox,
-    });
-    opened.push(door);
-    return door;
-  }
   /** Starts a worker that counts the tries of each event, into `runs`. */
   async function worker(inbox: Inbox, runs: Map<string, number>) {
     const router = createEventRouter().onAny((event) => {
@@ -49,12 +39,6 @@ describeEachEngine('pausing the inbox on $name', (engine, server) => {
     const w = await inbox.startWorker(router, { concurrency: 4, logger: false });
     opened.push(w);
     return w;
-  }
-  async function queueAll(door: OpenDoor, prefix: string): Promise<string[]> {
-    const ids = Array.from({ length: EVENTS }, (_, i) => `evt_${prefix}_${i}`);
-    const answers = await Promise.all(ids.map((id) => door.send(delivery(issued({}, id)))));
-    expect(answers.map((a) => [a.status, JSON.parse(a.text).status])).toEqual(ids.map(() => [200, 'queued']));
-    return ids;
   }
   const tries = (runs: Map<string, number>) => [...runs.values()].reduce((a, b) => a + b, 0);
   async function expectEachRunOnce(runs: Map<string, number>, ids: string[], inbox: Inbox) {
@@ -83,7 +67,7 @@ describeEachEngine('pausing the inbox on $name', (engine, server) => {
     await here.pause(); // idempotent
     expect([(await here.status()).paused, (await there.status()).paused]).toEqual([true, true]);
     await sleep(PAUSE_REACHES_MS);
-    const ids = await queueAll(await receiver(here), 'held');
+    const ids = await queueHeld(here, EVENTS, 'held', opened);
     await sleep(WATCH_MS);
     expect(tries(runs)).toBe(0);
     const held = await there.status();
@@ -104,7 +88,7 @@ describeEachEngine('pausing the inbox on $name', (engine, server) => {
     const first = inboxOn(name);
     const w = await worker(first, runs);
     await first.pause();
-    const ids = await queueAll(await receiver(first), 'restart');
+    const ids = await queueHeld(first, EVENTS, 'restart', opened);
     // The worker restarts: the new one reads the pause from the engine.
     await w.close();
     await worker(first, runs);

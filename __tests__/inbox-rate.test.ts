@@ -1,9 +1,6 @@
 import { createEventRouter, type Inbox, type WorkerRate } from '../lib';
-import { normalizeEvent } from '../lib/events/normalize-event';
-import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { queuedDelivery } from '../lib/inbox/queued-delivery';
-import { buildEvent } from '../lib/testing';
 import { describeEachEngine } from './support/describe-each-engine';
+import { enqueueEvent } from './support/enqueue-event';
 import { eventually } from './support/inbox-engines';
 
 const EVENTS = 100;
@@ -30,12 +27,6 @@ function tooClose(starts: number[], { max, perMs }: WorkerRate): string[] {
   return found;
 }
 
-async function enqueue(inbox: Inbox, id: string) {
-  const envelope = buildEvent('ag.access_pass.issued', {}, { id });
-  const event = normalizeEvent(envelope, envelope.data, envelope as unknown as Record<string, unknown>);
-  await inbox.enqueue(queuedDelivery(idempotencyKey('', event.source, id), event, () => undefined, null));
-}
-
 let queues = 0;
 
 describeEachEngine('the workers’ rate on $name', (engine, server) => {
@@ -55,7 +46,7 @@ describeEachEngine('the workers’ rate on $name', (engine, server) => {
     opened.push(...inboxes);
     const [first] = inboxes as [Inbox];
     await first.pause();
-    await Promise.all(Array.from({ length: EVENTS }, (_, i) => enqueue(first, `evt_rate_${i}`)));
+    await Promise.all(Array.from({ length: EVENTS }, (_, i) => enqueueEvent(first, `evt_rate_${i}`)));
     const starts: number[] = [];
     const runs = new Map<string, number>();
     const router = createEventRouter().onAny((event) => {

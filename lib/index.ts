@@ -65,6 +65,7 @@ export type { DataFieldOf, LayoutBFieldOf } from './events/family-fields';
 export { parseSchemaVersion } from './events/normalize-event';
 export { entityOf, type EntityKind, type EventEntity } from './events/event-entity';
 export { RetryLater } from './events/retry-later';
+export { RateLimited } from './events/rate-limited';
 export {
   createEventRouter,
   EventRouter,

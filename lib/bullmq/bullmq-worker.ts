@@ -46,7 +46,8 @@ class TryFailed extends Error {
  * (the backoff strategy reads it) until the job's `attempts` are spent, then fails it for good
  * (BullMQ's failed set: the dead letters). A try no retry can help, or past the worker's own
  * `attempts`, fails at once (UnrecoverableError). A try put back (busy) is delayed without spending
- * an attempt. A job whose worker stopped mid-try (killed: its lock ran out) runs again, and after
+ * an attempt; a RateLimited one goes back to waiting, and the whole queue waits (BullMQ's rateLimit).
+ * A job whose worker stopped mid-try (killed: its lock ran out) runs again, and after
  * `maxStalledCount` such stops BullMQ fails it into the dead letters, in Redis, by its own scripts.
  */
 export async function startBullmqWorker(
@@ -80,6 +81,12 @@ export async function startBullmqWorker(
     if (next.handlers !== undefined)
       await keep(job, next.handlers, next.then === 'dead' || attempt >= (job.opts.attempts ?? 1));
     if (next.then === 'dead') throw new UnrecoverableError(next.error);
+    if (next.then === 'rateLimited') {
+      // Every worker of the queue holds off (the limiter key, in Redis), and the job goes back to
+      // waiting with its attempts as they were (BullMQ's manual rate limit).
+      await worker.rateLimit(next.delayMs);
+      throw Worker.RateLimitError();
+    }
     if (next.then === 'putBack' && token !== undefined) {
       // Delayed without spending an attempt: BullMQ counts attemptsStarted, not attemptsMade, for it.
       await job.moveToDelayed(Date.now() + next.delayMs, token);
@@ -99,8 +106,12 @@ export async function startBullmqWorker(
     prefix: queue.prefix,
     ...(queue.skipVersionCheck === undefined ? {} : { skipVersionCheck: queue.skipVersionCheck }),
     concurrency: core.concurrency,
-    // BullMQ's limiter counts in Redis, so it bounds every worker of the queue together.
-    ...(core.rate === undefined ? {} : { limiter: { max: core.rate.max, duration: core.rate.perMs } }),
+    // BullMQ's limiter counts in Redis, so it bounds every worker of the queue together. Without a
+    // rate, one no count reaches: BullMQ reads a RateLimited's hold (rateLimit) only under a limiter.
+    limiter:
+      core.rate === undefined
+        ? { max: Number.MAX_SAFE_INTEGER, duration: 60_000 }
+        : { max: core.rate.max, duration: core.rate.perMs },
     lockDuration: limits.lockDuration,
     // Stalled jobs (a killed worker's) are looked for as often as a lock can run out.
     stalledInterval: limits.lockDuration,

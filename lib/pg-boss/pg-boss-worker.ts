@@ -9,6 +9,7 @@ import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { engineErrorLog } from '../core/engine-error-log';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
+import { holdQueue, queueHeldFor } from './queue-hold';
 import { startWindow } from '../inbox/start-window';
 import { checkTransactions, inTransaction } from './in-transaction';
 import { jobHandlersOf, withoutHandlers, type HandlerStates } from '../inbox/handler-states';
@@ -58,7 +59,8 @@ export interface PgBossWorker {
 /**
  * `concurrency` loops, each fetching one job at a time and running the shared runner. A failed try
  * is failed in pg-boss and its next start set to the delay the worker chose; a busy one is put back
- * without counting as an attempt; the last failed one (or one no retry can help) is copied to the
+ * without counting as an attempt, as is a RateLimited one (which also holds every worker of the queue
+ * in this process for its delay); the last failed one (or one no retry can help) is copied to the
  * dead-letter queue, with its attempts and error, and left cancelled in the queue (its id refuses a
  * redelivery). Each settle is fenced to its try, its steps in one transaction. A replay moves the
  * dead letter back (pg-boss's redrive) as a new job with its own id.
@@ -188,6 +190,9 @@ export function startPgBossWorker(
     // job goes back uncounted, as a busy one does, until the queue is resumed.
     if (known?.paused === true)
       return again(job, PAUSE_READ_MS, 'the queue was paused as this try was fetched', putBacks + 1);
+    // Likewise a fetch under way when a handler's RateLimited held the queue.
+    const held = queueHeldFor(name);
+    if (held > 0) return again(job, held, 'the queue was rate limited as this try was fetched', putBacks + 1);
     const attempt = job.retryCount + 1 - putBacks;
     const delivery = deliveryOf(job.data);
     if (!isQueuedDelivery(delivery))
@@ -198,14 +203,21 @@ export function startPgBossWorker(
       return;
     }
     if (next.then === 'dead') return deadLetter(job, delivery, attempt, next.error, next.handlers);
-    const putBack = next.then === 'putBack' ? putBacks + 1 : putBacks;
-    return again(job, next.delayMs, next.error, putBack, next.handlers);
+    // Held before the job is put back, so the other loops stop fetching as soon as can be.
+    if (next.then === 'rateLimited') holdQueue(name, next.delayMs);
+    const uncounted = next.then === 'putBack' || next.then === 'rateLimited';
+    return again(job, next.delayMs, next.error, uncounted ? putBacks + 1 : putBacks, next.handlers);
   }
 
   async function loop(): Promise<void> {
     while (!stopping) {
       if (await paused()) {
         await idle();
+        continue;
+      }
+      const held = queueHeldFor(name);
+      if (held > 0) {
+        await idle(held);
         continue;
       }
       const hold = await rateWindow?.take(idle, () => stopping);

@@ -1,6 +1,7 @@
 import { checkOptionKeys } from '../../check-option-keys';
 import type { EventRouter } from '../../events/event-router';
 import type { RetryLater } from '../../events/retry-later';
+import { RateLimited } from '../../events/rate-limited';
 import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../../inbox/inbox';
 import type { QueuedDelivery } from '../../inbox/queued-delivery';
 import { checkWorkerRate, type WorkerRate } from '../../inbox/worker-rate';
@@ -40,11 +41,12 @@ const WORKER_OPTION_KEYS = [
 /**
  * What the engine does with a job after a try: the same decision on every engine. `putBack`: nothing
  * failed (another try holds the event or its entity), so the job runs again after `delayMs` without
- * this try counting as one of its attempts.
+ * this try counting as one of its attempts. `rateLimited`: a handler threw RateLimited, so the whole
+ * queue waits `delayMs` and the job is put back, its attempt not counted either.
  */
 export type JobDisposition = (
   | { then: 'complete'; status: 'processed' | 'unhandled' | 'duplicate' | 'stale' }
-  | { then: 'retry' | 'putBack'; delayMs: number; error: string }
+  | { then: 'retry' | 'putBack' | 'rateLimited'; delayMs: number; error: string }
   | { then: 'dead'; error: string }
 ) & {
   /**
@@ -205,9 +207,11 @@ export function inboxWorkerCore(
     retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;
   // No answer goes to the Service from a worker: the queue decides what happens next.
   const afterFailure = (attempt: number, retryLater: RetryLater | undefined) =>
-    attempt >= attempts
-      ? `attempt ${attempt} of ${attempts} was the last: the event goes to the dead letters`
-      : `the queue tries the event again in ${delayAfter(attempt, retryLater) / 1000} s (attempt ${attempt + 1} of ${attempts})`;
+    retryLater instanceof RateLimited
+      ? `the downstream is throttling: the queue starts no try for ${delayAfter(attempt, retryLater) / 1000} s, then tries the event again (this attempt not counted)`
+      : attempt >= attempts
+        ? `attempt ${attempt} of ${attempts} was the last: the event goes to the dead letters`
+        : `the queue tries the event again in ${delayAfter(attempt, retryLater) / 1000} s (attempt ${attempt + 1} of ${attempts})`;
   const context = {
     router,
     store,
@@ -222,6 +226,13 @@ export function inboxWorkerCore(
   };
 
   function dispose(result: QueuedRunResult, attempt: number, delivery: QueuedDelivery): JobDisposition {
+    // A throttling downstream is no fault of the event's: its attempts are kept for real failures.
+    if (!result.ok && result.retryLater instanceof RateLimited)
+      return {
+        then: 'rateLimited',
+        delayMs: delayAfter(attempt, result.retryLater),
+        error: errorMessage(result.error),
+      };
     // Busy is not a failure: spending an attempt on it would dead-letter an event no handler failed.
     if (!result.ok && result.putBack === true)
       return {
@@ -279,7 +290,7 @@ export function inboxWorkerCore(
           outcome:
             disposition.then === 'complete'
               ? disposition.status
-              : disposition.then === 'putBack'
+              : disposition.then === 'putBack' || disposition.then === 'rateLimited'
                 ? 'retry'
                 : disposition.then,
           durationMs: Date.now() - started,

@@ -1,6 +1,7 @@
 import type { EventHandler, EventRouter, HandlerContext } from '../../events/event-router';
 import type { DeliveryContext } from './handler-context';
 import { RetryLater } from '../../events/retry-later';
+import { RateLimited } from '../../events/rate-limited';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { TracingHooks } from '../tracing';
 import { warnReturnedValue } from './warn-returned-value';
@@ -61,7 +62,7 @@ function tellErrorHandlers(
   event: AnyWebhookEvent,
   then: AfterFailure,
 ) {
-  const next = then(failures.map((f) => f.error).find((e): e is RetryLater => e instanceof RetryLater));
+  const next = then(retryLaterOf(failures.map((f) => f.error)));
   for (const { error, ctx } of failures) {
     ctx.logger.error(
       { eventId: event.id, type: event.type, handler: ctx.handler, attempt: ctx.attempt, err: error },
@@ -79,10 +80,17 @@ function tellErrorHandlers(
   }
 }
 
+/** The RetryLater the handlers' failures ask for: a RateLimited first, as it holds back the whole queue. */
+function retryLaterOf(errors: unknown[]): RetryLater | undefined {
+  return (
+    errors.find((e): e is RateLimited => e instanceof RateLimited) ??
+    errors.find((e): e is RetryLater => e instanceof RetryLater)
+  );
+}
+
 function failed(failures: Failure[]): Outcome {
   const errors = failures.map((f) => f.error);
-  const retryLater = errors.find((e): e is RetryLater => e instanceof RetryLater);
-  return { ok: false, errors, retryLater, failed: failures.map((f) => f.handler) };
+  return { ok: false, errors, retryLater: retryLaterOf(errors), failed: failures.map((f) => f.handler) };
 }
 
 /**
