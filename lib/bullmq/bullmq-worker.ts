@@ -78,15 +78,17 @@ export async function startBullmqWorker(
     const attempt = job.attemptsMade + 1;
     const next = await core.run(withoutHandlers(job.data), attempt, jobHandlersOf(job.data));
     if (next.then === 'complete') return next.status;
+    if (next.then === 'rateLimited') {
+      // Every worker of the queue holds off (the limiter key, in Redis), and the job goes back to
+      // waiting with its attempts as they were (BullMQ's manual rate limit). The hold comes first:
+      // any round trip before it lets the other slots start tries the downstream would refuse.
+      await worker.rateLimit(next.delayMs);
+      if (next.handlers !== undefined) await keep(job, next.handlers, false);
+      throw Worker.RateLimitError();
+    }
     if (next.handlers !== undefined)
       await keep(job, next.handlers, next.then === 'dead' || attempt >= (job.opts.attempts ?? 1));
     if (next.then === 'dead') throw new UnrecoverableError(next.error);
-    if (next.then === 'rateLimited') {
-      // Every worker of the queue holds off (the limiter key, in Redis), and the job goes back to
-      // waiting with its attempts as they were (BullMQ's manual rate limit).
-      await worker.rateLimit(next.delayMs);
-      throw Worker.RateLimitError();
-    }
     if (next.then === 'putBack' && token !== undefined) {
       // Delayed without spending an attempt: BullMQ counts attemptsStarted, not attemptsMade, for it.
       await job.moveToDelayed(Date.now() + next.delayMs, token);
