@@ -100,4 +100,5 @@ export type {
   ReplayFilter,
 } from './inbox/inbox';
 export type { QueuedDelivery } from './inbox/queued-delivery';
+export type { ReplayOptions, ReplayProgress } from './inbox/replay-pages';
 export type { WorkerRate } from './inbox/worker-rate';

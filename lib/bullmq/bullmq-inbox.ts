@@ -3,8 +3,13 @@ import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
+import type { ReplayOptions } from '../inbox/replay-pages';
 import { deadLetterOf, failedJobs, replayFailed } from './bullmq-dead-letters';
-import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import {
+  checkDeadLettersQuery,
+  checkReplayOptions,
+  checkReplayTarget,
+} from '../inbox/check-dead-letter-query';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
@@ -178,8 +183,8 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       const jobs = await failedJobs(queue, (d) => type === undefined || d.type === type, limit);
       return jobs.map(deadLetterOf);
     },
-    async replay(target: string | ReplayFilter) {
-      return replayFailed(queue, checkReplayTarget(target));
+    async replay(target: string | ReplayFilter, replayOptions?: ReplayOptions) {
+      return replayFailed(queue, checkReplayTarget(target), checkReplayOptions(replayOptions));
     },
     async status(): Promise<InboxStatus> {
       const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');

@@ -1,6 +1,7 @@
 import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
 import type { ReplayFilter } from './inbox';
+import type { ReplayOptions } from './replay-pages';
 
 /** The most dead letters one `deadLetters()` call brings back (and so holds in memory). */
 export const MAX_DEAD_LETTERS = 100_000;
@@ -65,4 +66,29 @@ export function checkReplayTarget(target: unknown): string | ReplayFilter {
     throw new OptionsError('ERR_SW_OPTION', where, `since must be a valid Date (got ${String(since)})`);
   checkType(type, where);
   return target as ReplayFilter;
+}
+
+/** `replay`'s second argument, checked: `{ signal?, onProgress?, dryRun? }` or nothing. */
+export function checkReplayOptions(options: unknown): ReplayOptions {
+  const where = 'inbox.replay';
+  if (options === undefined) return {};
+  if (!isPlainObject(options))
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'takes { signal?, onProgress?, dryRun? } as its second argument',
+    );
+  checkOptionKeys(options, ['signal', 'onProgress', 'dryRun'], where);
+  const { signal, onProgress, dryRun } = options as Record<string, unknown>;
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new OptionsError('ERR_SW_OPTION', where, 'signal must be an AbortSignal (from an AbortController)');
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'onProgress must be a function ({ replayed, matched }) => void',
+    );
+  if (dryRun !== undefined && typeof dryRun !== 'boolean')
+    throw new OptionsError('ERR_SW_OPTION', where, `dryRun must be true or false (got ${String(dryRun)})`);
+  return options as ReplayOptions;
 }

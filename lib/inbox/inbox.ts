@@ -3,6 +3,7 @@ import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
 import type { QueuedDelivery } from './queued-delivery';
+import type { ReplayOptions } from './replay-pages';
 import type { WorkerRate } from './worker-rate';
 
 /** How long to wait before attempt `attempt + 1`, after attempt `attempt` (1-based) failed. */
@@ -181,8 +182,10 @@ export interface Inbox {
   /**
    * Puts dead letters back in the queue (one event by id, or by filter; `{}` for all); resolves how
    * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
+   * Works a page at a time, whatever the filter: `options.onProgress` hears of each page, and an
+   * aborted `options.signal` stops it between pages, resolving how many were put back so far.
    */
-  replay(target: string | ReplayFilter): Promise<number>;
+  replay(target: string | ReplayFilter, options?: ReplayOptions): Promise<number>;
   /** Queue depth, oldest job age, dead letters, and whether the queue is paused. */
   status(): Promise<InboxStatus>;
   /**

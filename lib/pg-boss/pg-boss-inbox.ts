@@ -6,7 +6,12 @@ import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inb
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
-import { checkDeadLettersQuery, checkReplayTarget } from '../inbox/check-dead-letter-query';
+import {
+  checkDeadLettersQuery,
+  checkReplayOptions,
+  checkReplayTarget,
+} from '../inbox/check-dead-letter-query';
+import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
@@ -168,27 +173,30 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const jobs = await findDeadJobs(await boss(), schema, dead, query);
       return jobs.map((j) => deadLetterOf(j.data));
     },
-    async replay(given: string | ReplayFilter) {
+    async replay(given: string | ReplayFilter, givenOptions?: ReplayOptions) {
       const target = checkReplayTarget(given);
+      const replayOptions = checkReplayOptions(givenOptions);
       const b = await boss();
       const query =
         typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };
-      let replayed = 0;
       // A page at a time, each after the last one read: the walk ends, even if a page cannot move.
-      for (let after: DeadJob | undefined; ;) {
+      let after: DeadJob | undefined;
+      return replayPages(async () => {
         const jobs = await findDeadJobs(b, schema, dead, { ...query, limit: REPLAY_BATCH, after });
+        after = jobs.at(-1);
+        const done = after === undefined || jobs.length < REPLAY_BATCH;
+        if (jobs.length === 0 || replayOptions.dryRun === true)
+          return { matched: jobs.length, replayed: 0, done };
         // One statement of pg-boss's moves the page: each dead letter is deleted as its job is
         // created, so at no instant is the event neither queued nor dead (a replayed job that dies
         // again has a new id, and its new dead letter conflicts with nothing).
-        if (jobs.length > 0)
-          replayed += await b.redrive(dead, {
-            destination: name,
-            ids: jobs.map((j) => j.id),
-            limit: jobs.length,
-          });
-        after = jobs.at(-1);
-        if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
-      }
+        const replayed = await b.redrive(dead, {
+          destination: name,
+          ids: jobs.map((j) => j.id),
+          limit: jobs.length,
+        });
+        return { matched: jobs.length, replayed, done };
+      }, replayOptions);
     },
     async status() {
       const b = await boss();
