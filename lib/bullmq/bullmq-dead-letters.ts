@@ -1,4 +1,5 @@
 import type { Job, Queue } from 'bullmq';
+import { deadLetterReason } from '../core/dispatch/dead-letter-reason';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
@@ -76,6 +77,7 @@ export function deadLetterOf(job: Job): DeadLetter {
     lastError: job.failedReason ?? null,
     receivedAt: new Date(delivery.receivedAt),
     failedAt: job.finishedOn === undefined ? null : new Date(job.finishedOn),
+    ...deadLetterReason(delivery, job.failedReason ?? null),
   };
 }
 

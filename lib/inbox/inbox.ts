@@ -124,6 +124,22 @@ export interface DeadLetter {
   receivedAt: Date;
   /** When the last try failed. */
   failedAt: Date | null;
+  /**
+   * `invalid`: its last try could not read the event's data (an event the receiver quarantined with
+   * `quarantine: true`, or one the code deployed then does not read); `failed`: its handlers failed.
+   */
+  reason?: 'failed' | 'invalid';
+  /**
+   * For an `invalid` dead letter: the first field the code deployed now cannot read, and what it
+   * expected (`{ field: 'data.current_balance', expected: 'must be a number of dollars' }`). Absent
+   * once this code reads the event: a replay then runs it.
+   */
+  problem?: {
+    /** The field, as a path into the event: `data.current_balance`. */
+    field: string;
+    /** What the code expected of it: `must be a number of dollars`. */
+    expected: string;
+  };
 }
 
 /** Which dead letters {@link Inbox.replay} puts back. */

@@ -1,3 +1,4 @@
+import { deadLetterReason } from '../core/dispatch/dead-letter-reason';
 import type { DeadLetter } from '../inbox/inbox';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 
@@ -26,5 +27,6 @@ export function deadLetterOf(data: DeadLetterData): DeadLetter {
     lastError: data.lastError,
     receivedAt: new Date(data.delivery.receivedAt),
     failedAt: new Date(data.failedAt),
+    ...deadLetterReason(data.delivery, data.lastError),
   };
 }
