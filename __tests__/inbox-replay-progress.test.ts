@@ -27,7 +27,7 @@ describeEachEngine('replay with progress and a signal on $name', (engine, server
 
   it('counts without putting back on a dry run, filter by filter', async () => {
     const progress: ReplayProgress[] = [];
-    expect(await inbox.replay({}, { dryRun: true, onProgress: (p) => progress.push(p) })).toBe(0);
+    expect(await inbox.replay({}, { dryRun: true, onProgress: (p) => progress.push(p) })).toBe(count);
     expect(progress.at(-1)).toEqual({ replayed: 0, matched: count });
     const typed: ReplayProgress[] = [];
     await inbox.replay({ type: 'ag.hid_org.created' }, { dryRun: true, onProgress: (p) => typed.push(p) });

@@ -56,5 +56,5 @@ export async function replayPages(
     onProgress?.({ ...progress });
     if (page.done) break;
   }
-  return progress.replayed;
+  return options.dryRun === true ? progress.matched : progress.replayed;
 }

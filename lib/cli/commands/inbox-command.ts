@@ -3,7 +3,7 @@ import { MAX_DEAD_LETTERS } from '../../inbox/check-dead-letter-query';
 import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
 import { escapeControl } from '../../logger';
 import type { CliContext } from '../cli-context';
-import { UsageError } from '../cli-errors';
+import { Stopped, UsageError } from '../cli-errors';
 import { parseDuration } from '../parse-duration';
 import { boundedInboxWork } from '../bounded-inbox-work';
 
@@ -26,7 +26,7 @@ function withInbox<T>(
   ctx: CliContext,
   flags: QueueFlags,
   access: 'read' | 'write',
-  work: (inbox: Inbox) => Promise<T>,
+  work: (inbox: Inbox, heard: () => void) => Promise<T>,
 ): Promise<T> {
   const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT, LONGEST_TIMEOUT);
   if (timeoutMs < 1) throw new UsageError('--timeout must be longer than 0 (such as 10s)');
@@ -101,10 +101,11 @@ export function inboxCommand(ctx: CliContext): Command {
       .option('--type <type>', 'replay the dead letters of this type')
       .option('--since <duration>', 'replay those that failed within this long (90s, 30m, 6h)')
       .option('--all', 'replay every dead letter')
+      .option('--dry-run', 'count what would be replayed, and put nothing back')
       .action(
         (
           eventId: string | undefined,
-          flags: QueueFlags & { type?: string; since?: string; all?: boolean },
+          flags: QueueFlags & { type?: string; since?: string; all?: boolean; dryRun?: boolean },
         ) => {
           const filtered = flags.type !== undefined || flags.since !== undefined;
           if ((eventId !== undefined) === (filtered || flags.all === true))
@@ -115,11 +116,7 @@ export function inboxCommand(ctx: CliContext): Command {
               ? {}
               : { since: new Date(Date.now() - parseDuration('--since', flags.since)) }),
           };
-          return withInbox(ctx, flags, 'write', async (i) => {
-            const replayed = await i.replay(target);
-            if (flags.json) return ctx.out.json({ replayed });
-            ctx.out.line(`replayed ${replayed} dead letter${replayed === 1 ? '' : 's'}`);
-          });
+          return withInbox(ctx, flags, 'write', (i, heard) => replayCommand(ctx, i, target, flags, heard));
         },
       ),
   );
@@ -137,4 +134,62 @@ export function inboxCommand(ctx: CliContext): Command {
       ),
     );
   return inbox;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+const letters = (n: number) => `${count(n)} dead letter${n === 1 ? '' : 's'}`;
+const BAR = 24;
+
+/** `[#####-------]  42%  replayed 1,200 of 5,000` on a terminal; the same words alone otherwise. */
+function progressText(replayed: number, total: number): string {
+  const words = `replayed ${count(replayed)} of ${count(total)}`;
+  const done = total === 0 ? 1 : Math.min(1, replayed / total);
+  const filled = Math.round(done * BAR);
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR - filled)}] ${String(Math.floor(done * 100)).padStart(3)}%  ${words}`;
+}
+
+/**
+ * Counts the dead letters `target` names (a dry run's answer, and the total the progress is shown
+ * against), then replays them a page at a time; Ctrl-C stops between pages, says how far it came and
+ * exits 130, what was put back staying put back.
+ */
+async function replayCommand(
+  ctx: CliContext,
+  inbox: Inbox,
+  target: string | ReplayFilter,
+  flags: QueueFlags & { dryRun?: boolean },
+  heard: () => void,
+): Promise<void> {
+  const stop = new AbortController();
+  void ctx.interrupted().then(() => {
+    stop.abort();
+    ctx.out.endProgress();
+    ctx.out.error('stopping once the page under way is put back (a dead letter is never half replayed)');
+  });
+  const total = await inbox.replay(target, { dryRun: true, signal: stop.signal, onProgress: heard });
+  if (flags.dryRun === true) {
+    if (flags.json) return ctx.out.json({ wouldReplay: total });
+    return ctx.out.line(`would replay ${letters(total)}; nothing was put back (--dry-run)`);
+  }
+  const shown = flags.json !== true && total > 0;
+  let last = 0;
+  const replayed = stop.signal.aborted
+    ? 0
+    : await inbox.replay(target, {
+        signal: stop.signal,
+        onProgress: ({ replayed: sofar }) => {
+          heard();
+          // A page that put nothing back (another replay took it, or none matched) changes nothing shown.
+          if (shown && sofar !== last) ctx.out.progress(progressText(sofar, Math.max(total, sofar)));
+          last = sofar;
+        },
+      });
+  if (shown) ctx.out.endProgress();
+  if (stop.signal.aborted) {
+    if (flags.json) ctx.out.json({ replayed, of: total, stopped: true });
+    else ctx.out.line(`replayed ${count(replayed)} of ${count(total)}; stopped`);
+    throw new Stopped();
+  }
+  if (flags.json) return ctx.out.json({ replayed });
+  ctx.out.line(`replayed ${letters(replayed)}`);
 }
