@@ -179,10 +179,16 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       const b = await boss();
       const query =
         typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since };
-      // A page at a time, each after the last one read: the walk ends, even if a page cannot move.
+      // A page at a time, each after the last one read (in id order, an index range each): the walk
+      // ends, even if a page cannot move.
       let after: DeadJob | undefined;
       return replayPages(async () => {
-        const jobs = await findDeadJobs(b, schema, dead, { ...query, limit: REPLAY_BATCH, after });
+        const jobs = await findDeadJobs(b, schema, dead, {
+          ...query,
+          limit: REPLAY_BATCH,
+          after,
+          byId: true,
+        });
         after = jobs.at(-1);
         const done = after === undefined || jobs.length < REPLAY_BATCH;
         if (jobs.length === 0 || replayOptions.dryRun === true)
