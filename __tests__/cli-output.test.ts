@@ -25,4 +25,23 @@ describe('CLI output', () => {
     output.line(output.red('failed'));
     expect(out.chunks.join('')).toBe(coloured ? '\u001b[31mfailed\u001b[39m\n' : 'failed\n');
   });
+
+  it.each<[string, boolean, NodeJS.ProcessEnv, string]>([
+    ['a terminal', true, {}, '\r\u001b[2K[1/2]\r\u001b[2K[2/2]\n'],
+    ['a terminal with TERM=dumb', true, { TERM: 'dumb' }, '[1/2]\n[2/2]\n'],
+    ['a pipe', false, {}, '[1/2]\n[2/2]\n'],
+  ])(
+    'draws progress on stderr in place on %s, else as lines, never on stdout',
+    (_name, isTTY, env, drawn) => {
+      const out = sink(false);
+      const err = sink(isTTY);
+      const output = createOutput({ stdout: out.stream, stderr: err.stream, env });
+      output.progress('[1/2]');
+      output.progress('[2/2]');
+      output.endProgress();
+      output.endProgress();
+      expect(err.chunks.join('')).toBe(drawn);
+      expect(out.chunks).toEqual([]);
+    },
+  );
 });

@@ -13,6 +13,7 @@ import { Queue, Worker } from 'bullmq';
 import { createEventRouter, type Inbox } from '../lib';
 import { bullmqInbox } from '../lib/bullmq';
 import { PAGE } from '../lib/bullmq/bullmq-dead-letters';
+import { countingBoss } from './support/counting-boss';
 import { describeEachEngine } from './support/describe-each-engine';
 import { bullmqEngine, eventually, pgBossEngine } from './support/inbox-engines';
 
@@ -36,33 +37,6 @@ function deadLetter(
   };
 }
 
-/** A boss whose reads of the dead-letter queue are counted, row by row. */
-function countingBoss(boss: PgBoss, reads: number[]): PgBoss {
-  return new Proxy(boss, {
-    get(target, property) {
-      if (property === 'getDb')
-        return () => {
-          const db = target.getDb();
-          return {
-            async executeSql(text: string, values?: unknown[]) {
-              const result = await db.executeSql(text, values);
-              if (values?.[0] === DEAD) reads.push(result.rows.length);
-              return result;
-            },
-          };
-        };
-      if (property === 'findJobs')
-        return async (...args: Parameters<PgBoss['findJobs']>) => {
-          const jobs = await target.findJobs(...args);
-          if (args[0] === DEAD) reads.push(jobs.length);
-          return jobs;
-        };
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
 describeEachEngine(
   'dead letters read by PostgreSQL on $name',
   (_engine, server) => {
@@ -73,7 +47,7 @@ describeEachEngine(
       boss = new (loadPgBoss().PgBoss)({ connectionString: server().url });
       boss.on('error', () => undefined);
       await boss.start();
-      inbox = pgBossInbox({ boss: countingBoss(boss, reads), name: NAME });
+      inbox = pgBossInbox({ boss: countingBoss(boss, DEAD, (rows) => void reads.push(rows)), name: NAME });
       await inbox.status(); // makes both queues
       // 250 of one type failing a second apart, 50 of another between them: 300 in all.
       const jobs = [

@@ -101,10 +101,10 @@ export type {
   InboxWorkerOptions,
   JobRecord,
   ReplayFilter,
-  ReplayOptions,
 } from './inbox/inbox';
 export type { InboxIssue, IssueAlert, IssuesQuery } from './inbox/inbox-issue';
 export type { ErrorFingerprint } from './inbox/error-fingerprint';
 export type { QueuedDelivery } from './inbox/queued-delivery';
 export type { HandlerState } from './inbox/handler-states';
+export type { ReplayOptions, ReplayProgress } from './inbox/replay-pages';
 export type { WorkerRate } from './inbox/worker-rate';

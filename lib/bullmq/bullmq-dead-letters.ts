@@ -1,4 +1,5 @@
 import type { Job, Queue } from 'bullmq';
+import { deadLetterReason } from '../core/dispatch/dead-letter-reason';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { issueRefsOf } from '../inbox/issue-refs';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
@@ -6,6 +7,7 @@ import { jobHandlersOf, replayStates, withoutHandlers, type JobHandlers } from '
 import { MAX_DEAD_LETTERS } from '../inbox/check-dead-letter-query';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
 import type { EventRouter } from '../events/event-router';
+import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 
 /** How many failed jobs one read brings back: memory holds one page, however many there are. */
 export const PAGE = 500;
@@ -47,24 +49,37 @@ async function retried(job: Job, plain = true): Promise<boolean> {
  * Replays the failed jobs `target` names a page at a time, never holding more than one page. A
  * replayed job leaves the failed set, so the next page starts after the jobs that stayed. The set is
  * ordered by failure time, newest first: a `since` walk stops at the first page reaching older ones.
+ * Each job is put back by one script of BullMQ's (`retry`), so a stop between pages leaves none half
+ * replayed.
  */
-export async function replayFailed(queue: Queue, target: string | ReplayFilter): Promise<number> {
+export function replayFailed(
+  queue: Queue,
+  target: string | ReplayFilter,
+  options: ReplayOptions,
+): Promise<number> {
   const match = replayMatch(target);
   const since = typeof target === 'string' ? undefined : target.since?.getTime();
-  let replayed = 0;
-  for (let start = 0; ;) {
+  let start = 0;
+  return replayPages(async () => {
     const page = await queue.getFailed(start, start + PAGE - 1);
     let stayed = 0;
+    let matched = 0;
+    let replayed = 0;
     for (const job of page) {
-      if (!isQueuedDelivery(job.data) || !match(job.data, job)) stayed++;
+      if (!isQueuedDelivery(job.data) || !match(job.data, job)) {
+        stayed++;
+        continue;
+      }
+      matched++;
+      if (options.dryRun === true) stayed++;
       else if (await retried(job)) replayed++;
       else if (await job.isFailed()) stayed++;
     }
-    const oldest = page.at(-1)?.finishedOn;
-    if (page.length < PAGE || (since !== undefined && oldest !== undefined && oldest < since))
-      return replayed;
     start += stayed;
-  }
+    const oldest = page.at(-1)?.finishedOn;
+    const done = page.length < PAGE || (since !== undefined && oldest !== undefined && oldest < since);
+    return { matched, replayed, done };
+  }, options);
 }
 
 /**
@@ -105,6 +120,7 @@ export function deadLetterOf(job: Job): DeadLetter {
     lastError: job.failedReason ?? null,
     receivedAt: new Date(delivery.receivedAt),
     failedAt: job.finishedOn === undefined ? null : new Date(job.finishedOn),
+    ...deadLetterReason(delivery, job.failedReason ?? null),
   };
 }
 

@@ -1,8 +1,9 @@
 import type { ConnectionOptions, Queue } from 'bullmq';
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
-import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter, ReplayOptions } from '../inbox/inbox';
+import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
+import type { ReplayOptions } from '../inbox/replay-pages';
 import { deadLetterOf, failedJobs, handlerFailed, replayFailed, replayHandlers } from './bullmq-dead-letters';
 import {
   checkDeadLettersQuery,
@@ -214,10 +215,10 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     },
     async replay(given: string | ReplayFilter, options?: ReplayOptions) {
       const target = checkReplayTarget(given);
-      const handlers = checkReplayOptions(target, options);
+      const { pages, handlers } = checkReplayOptions(target, options);
       if (handlers !== undefined && typeof target === 'string')
         return replayHandlers(queue, target, handlers, routers);
-      return replayFailed(queue, target);
+      return replayFailed(queue, target, pages);
     },
     async status(): Promise<InboxStatus> {
       const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');

@@ -27,32 +27,34 @@ function shownUrl(url: string): string {
 /**
  * Opens the inbox `url` names, runs `work`, and always closes it, all within `timeoutMs`: BullMQ's
  * connection queues commands until Redis answers, so without this bound a wrong URL waits forever.
- * Past the bound, or when the server cannot be reached, it fails with what to check.
+ * Past the bound, or when the server cannot be reached, it fails with what to check. A long `work`
+ * (a replay of many pages) calls `heard()` each time the server answered: the bound starts again,
+ * so it bounds a silence, not the whole work.
  */
 export async function boundedInboxWork<T>(
   url: string | undefined,
   name: string | undefined,
   timeoutMs: number,
-  work: (inbox: Inbox) => Promise<T>,
+  work: (inbox: Inbox, heard: () => void) => Promise<T>,
   access: 'read' | 'write' = 'write',
 ): Promise<T> {
   const inbox = openInbox(url, name, access);
   const where = shownUrl(url ?? '');
   const check = `check --url and that the server runs`;
   let timer: NodeJS.Timeout | undefined;
+  let heard = () => {};
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new CliFailure(
-            `no answer from the ${inbox.engine} queue at ${where} within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}; ${check} (or give a longer --timeout)`,
-          ),
+    const fail = () =>
+      reject(
+        new CliFailure(
+          `no answer from the ${inbox.engine} queue at ${where} within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}; ${check} (or give a longer --timeout)`,
         ),
-      timeoutMs,
-    );
+      );
+    timer = setTimeout(fail, timeoutMs);
+    heard = () => timer?.refresh();
   });
   try {
-    return await Promise.race([work(inbox), timedOut]);
+    return await Promise.race([work(inbox, () => heard()), timedOut]);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && UNREACHABLE.has(code))

@@ -15,3 +15,12 @@ export class CliFailure extends Error {
     this.name = 'CliFailure';
   }
 }
+
+/** Stopped by Ctrl-C once it had said how far it came: exit code 130 (128 + SIGINT), nothing more printed. */
+export class Stopped extends Error {
+  readonly exitCode = 130;
+  constructor() {
+    super('stopped');
+    this.name = 'Stopped';
+  }
+}

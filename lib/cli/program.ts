@@ -8,6 +8,7 @@ import { listenCommand } from './commands/listen-command';
 import { signCommand } from './commands/sign-command';
 import { triggerCommand } from './commands/trigger-command';
 import { webhooksCommand } from './commands/webhooks-command';
+import { Stopped } from './cli-errors';
 import { createOutput } from './output';
 
 /** Exit codes: 0 ok, 1 the command failed, 2 it was called wrong. */
@@ -69,6 +70,7 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
       const quiet = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code);
       return quiet ? EXIT.ok : EXIT.usage;
     }
+    if (error instanceof Stopped) return error.exitCode;
     const exitCode = (error as { exitCode?: number }).exitCode === EXIT.usage ? EXIT.usage : EXIT.failure;
     // A failure can quote the Service or the emulator (a problem's detail): escaped, as any line they send.
     const message = escapeControl(

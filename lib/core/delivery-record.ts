@@ -5,6 +5,8 @@ export type DeliveryOutcome =
   | 'handshake'
   | 'processed'
   | 'queued'
+  /** Data this code cannot read, kept in the inbox's dead letters (`quarantine: true`) and acknowledged. */
+  | 'quarantined'
   | 'unhandled'
   | 'duplicate'
   /** Older than its entity's newest processed event: acknowledged without running its ordered handlers. */

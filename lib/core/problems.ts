@@ -29,7 +29,7 @@ const ACK_HEADERS: Record<string, string> = Object.freeze({ 'Content-Type': JSON
 export function eventAnswer(
   id: string,
   type: string,
-  status: 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'queued',
+  status: 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'queued' | 'quarantined',
 ): Answer {
   return {
     status: 200,

@@ -9,6 +9,8 @@ import { answerHandshake } from './auth/handshake';
 import { HttpProblem } from './http-problem';
 import { rateLimitedLog, type RateLimitedLog } from './rate-limited-log';
 import { createEventReader, type ReadEvent } from './event/read-event';
+import { UnreadableEvent } from './event/unreadable-event';
+import { quarantineStep } from './quarantine-step';
 import type { ReceiverOptions } from './receiver-options';
 import type { DeliveryTrace, TracingHooks } from './tracing';
 import { resolveReceiverOptions } from './resolve-receiver-options';
@@ -63,6 +65,7 @@ export function createReceiverCore(
     bodyTimeoutMs,
     validation: resolved.validation,
     log,
+    quarantine: resolved.quarantine,
   });
   const dispatcher = createDispatcher(
     resolved.router,
@@ -74,6 +77,11 @@ export function createReceiverCore(
   );
   const tracingFailed = (error: unknown) =>
     warn('error', 'tracing', { err: error }, 'the OpenTelemetry SDK threw; this delivery is not traced');
+  const { inbox, scope, storeTimeoutMs } = resolved.dispatch;
+  const quarantine =
+    resolved.quarantine && inbox !== undefined
+      ? quarantineStep({ inbox, scope, storeTimeoutMs, retryAfter: resolved.dispatch.retryAfter, log, warn })
+      : undefined;
   const handshake = { verifier, requireToken: resolved.requireTokenOnHandshake, bodyTimeoutMs, warn };
   const retryAfter = resolved.dispatch.retryAfter;
   const requests = new Set<Promise<unknown>>();
@@ -136,7 +144,14 @@ export function createReceiverCore(
     span: DeliveryTrace | undefined,
   ): Promise<Answer> {
     // Known as soon as the envelope is checked, so a 400 for the data still names its event.
-    const { envelope, event }: ReadEvent = await readEvent(request, record);
+    let read: ReadEvent;
+    try {
+      read = await readEvent(request, record);
+    } catch (error) {
+      if (quarantine === undefined || !(error instanceof UnreadableEvent)) throw error;
+      return quarantine(error, request.header, tracing.traceparent(), record);
+    }
+    const { envelope, event } = read;
     span?.begin(envelope, event);
     record.eventId = event.id;
     record.type = event.type;

@@ -31,6 +31,16 @@ export interface ReceiverOptions extends DispatchEventOptions {
   limit?: number | string;
   /** `'strict'` (400 on a broken per-type rule) or `'lenient'` (accept and log). Defaults to `'strict'`. */
   validation?: ValidationMode;
+  /**
+   * With an `inbox`: an authenticated, well-formed CloudEvent whose data this code cannot read (a
+   * field of the wrong type, a missing required one, a broken per-type rule under `'strict'`) is not
+   * refused but queued and answered `200 {"status":"quarantined"}`; the worker's first try, unable to
+   * read it either, puts it in the dead letters at once (`reason: 'invalid'`, with the field and what
+   * was expected) without running a handler, and a replay after an upgrade that reads it runs it.
+   * Bad tokens, bad JSON, non-CloudEvents and oversized bodies are still refused. Without an inbox it
+   * throws at construction. Defaults to `false`: such an event is answered 400.
+   */
+  quarantine?: boolean;
   /** Any subset of `{ debug, info, warn, error }` (console and pino fit), or `false`. Defaults to the console. */
   logger?: Logger | false | undefined;
   /** Require a valid bearer token on the handshake too. Defaults to `false`. */
@@ -61,6 +71,7 @@ export const RECEIVER_OPTION_KEYS: readonly string[] = [
   'router',
   'limit',
   'validation',
+  'quarantine',
   'requireTokenOnHandshake',
   'bodyTimeoutMs',
   'maxInFlight',

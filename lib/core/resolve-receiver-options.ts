@@ -26,6 +26,8 @@ export interface ResolvedReceiverOptions {
   maxInFlight: number | undefined;
   onDelivery: ((record: DeliveryRecord) => unknown) | undefined;
   dispatch: ResolvedDispatchOptions;
+  /** True only with an inbox: data this code cannot read goes to its dead letters. */
+  quarantine: boolean;
 }
 
 export function checkValidation(validation: unknown, where: string): ValidationMode {
@@ -113,6 +115,14 @@ export function resolveReceiverOptions(
   if (options.onDelivery !== undefined && typeof options.onDelivery !== 'function') {
     throw new OptionsError('ERR_SW_OPTION', where, 'onDelivery must be a function (record) => void');
   }
+  const dispatch = resolveDispatchOptions(options, where);
+  const quarantine = checkBoolean(options.quarantine, 'quarantine', where);
+  if (quarantine && dispatch.inbox === undefined)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      "quarantine: true needs an inbox (bullmqInbox() or pgBossInbox()): a quarantined event is kept in the inbox's dead letters until replayed. Give inbox too, or leave quarantine out (an event whose data this code cannot read is then answered 400)",
+    );
   return {
     verifier,
     certificates,
@@ -124,6 +134,7 @@ export function resolveReceiverOptions(
     bodyTimeoutMs: checkBodyTimeout(options.bodyTimeoutMs, where),
     maxInFlight: checkMaxInFlight(options.maxInFlight, where),
     onDelivery: options.onDelivery,
-    dispatch: resolveDispatchOptions(options, where),
+    dispatch,
+    quarantine,
   };
 }

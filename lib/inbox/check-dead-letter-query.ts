@@ -1,6 +1,7 @@
 import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
-import type { ReplayFilter, ReplayOptions } from './inbox';
+import type { ReplayFilter } from './inbox';
+import type { ReplayOptions } from './replay-pages';
 
 /** The most dead letters one `deadLetters()` call brings back (and so holds in memory). */
 export const MAX_DEAD_LETTERS = 100_000;
@@ -113,20 +114,44 @@ export function checkReplayTarget(target: unknown): string | ReplayFilter {
 }
 
 /**
- * `replay(target, { handlers? })`, checked: `handlers` a non-empty list of names, only with one event
- * id (the names are checked against that dead letter's handlers when it is read). Resolves the names,
- * or undefined for a plain replay.
+ * `replay(target, { signal?, onProgress?, dryRun?, handlers? })`, checked. `handlers` a non-empty list
+ * of names, only with one event id (the names are checked against that dead letter's handlers when
+ * it is read), given back deduplicated in `handlers` (undefined for a plain replay); the rest, for
+ * the page walk, in `pages`.
  */
 export function checkReplayOptions(
   target: string | ReplayFilter,
   options: unknown,
-): readonly string[] | undefined {
+): { pages: ReplayOptions; handlers: readonly string[] | undefined } {
   const where = 'inbox.replay';
-  if (options === undefined) return undefined;
+  if (options === undefined) return { pages: {}, handlers: undefined };
   if (!isPlainObject(options))
-    throw new OptionsError('ERR_SW_OPTION', where, 'takes options { handlers? } after the target');
-  checkOptionKeys(options, ['handlers'], where);
-  const { handlers } = options as ReplayOptions;
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'takes { signal?, onProgress?, dryRun?, handlers? } as its second argument',
+    );
+  checkOptionKeys(options, ['signal', 'onProgress', 'dryRun', 'handlers'], where);
+  const { signal, onProgress, dryRun, handlers } = options as Record<string, unknown>;
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new OptionsError('ERR_SW_OPTION', where, 'signal must be an AbortSignal (from an AbortController)');
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'onProgress must be a function ({ replayed, matched }) => void',
+    );
+  if (dryRun !== undefined && typeof dryRun !== 'boolean')
+    throw new OptionsError('ERR_SW_OPTION', where, `dryRun must be true or false (got ${String(dryRun)})`);
+  const { handlers: _names, ...pages } = options as ReplayOptions;
+  return { pages, handlers: checkReplayHandlerNames(target, handlers, where) };
+}
+
+function checkReplayHandlerNames(
+  target: string | ReplayFilter,
+  handlers: unknown,
+  where: string,
+): readonly string[] | undefined {
   if (handlers === undefined) return undefined;
   if (!Array.isArray(handlers) || handlers.length === 0)
     throw new OptionsError(

@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { InboxIssue, IssueAlert, IssuesQuery } from './inbox-issue';
 import type { QueuedDelivery } from './queued-delivery';
 import type { HandlerState } from './handler-states';
+import type { ReplayOptions } from './replay-pages';
 import type { WorkerRate } from './worker-rate';
 
 /** How long to wait before attempt `attempt + 1`, after attempt `attempt` (1-based) failed. */
@@ -154,6 +155,22 @@ export interface DeadLetter {
    * older version.
    */
   handlers?: Record<string, HandlerState>;
+  /**
+   * `invalid`: its last try could not read the event's data (an event the receiver quarantined with
+   * `quarantine: true`, or one the code deployed then does not read); `failed`: its handlers failed.
+   */
+  reason?: 'failed' | 'invalid';
+  /**
+   * For an `invalid` dead letter: the first field the code deployed now cannot read, and what it
+   * expected (`{ field: 'data.current_balance', expected: 'must be a number of dollars' }`). Absent
+   * once this code reads the event: a replay then runs it.
+   */
+  problem?: {
+    /** The field, as a path into the event: `data.current_balance`. */
+    field: string;
+    /** What the code expected of it: `must be a number of dollars`. */
+    expected: string;
+  };
 }
 
 /** Which dead letters {@link Inbox.replay} puts back. */
@@ -164,20 +181,6 @@ export interface ReplayFilter {
   since?: Date;
   /** Only the dead letters of this issue (its `key`, from {@link Inbox.issues}). */
   issue?: string;
-}
-
-/** How {@link Inbox.replay} runs what it puts back. */
-export interface ReplayOptions {
-  /**
-   * Only with one event id: the replayed job runs only these handlers (by name), each once more even
-   * if its success was recorded before (asking by name is asking for it), and retried until it
-   * succeeds; once they have, the job completes if every other handler of the event had succeeded
-   * before, and goes back to the dead letters otherwise (saying which are left). An unknown name is
-   * refused: checked against the handlers the dead letter recorded, and, when a worker was started
-   * on this inbox in this process, the ones its router runs for the event (with a "did you mean").
-   * Defaults to none: a plain replay runs every handler without a recorded success.
-   */
-  handlers?: readonly string[];
 }
 
 /** What a queue holds now. */
@@ -237,7 +240,9 @@ export interface Inbox {
    * Puts dead letters back in the queue (one event by id, or by filter; `{}` for all); resolves how
    * many. Idempotent. Rejects an unknown filter key (with a "did you mean") or an invalid `since`.
    * The replayed job runs the handlers without a recorded success, or with `options.handlers` only
-   * those ({@link ReplayOptions}).
+   * those ({@link ReplayOptions}). Works a page at a time, whatever the filter: `options.onProgress`
+   * hears of each page, and an aborted `options.signal` stops it between pages, resolving how many
+   * were put back so far.
    */
   replay(target: string | ReplayFilter, options?: ReplayOptions): Promise<number>;
   /** Queue depth, oldest job age, dead letters, and whether the queue is paused. */

@@ -39,12 +39,17 @@ export interface QueuedDelivery {
   traceparent: string | null;
   /** ISO 8601, when the receiver queued it. */
   receivedAt: string;
+  /**
+   * Set on an event a strict receiver quarantined (`quarantine: true`) for breaking spec rules 2–5:
+   * the worker holds it to them again, so a replay runs it only once the code deployed accepts it.
+   */
+  checkRules?: true;
 }
 
 /** The delivery of `event` as the queue will hold it. */
 export function queuedDelivery(
   key: string,
-  event: AnyWebhookEvent,
+  event: Pick<AnyWebhookEvent, 'id' | 'type' | 'source' | 'time' | 'raw'>,
   header: (name: string) => string | undefined,
   traceparent: string | null,
 ): QueuedDelivery {

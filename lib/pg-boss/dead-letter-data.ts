@@ -1,3 +1,4 @@
+import { deadLetterReason } from '../core/dispatch/dead-letter-reason';
 import type { DeadLetter } from '../inbox/inbox';
 import type { IssueRef } from '../inbox/issue-refs';
 import { handlerStatesOf, type HandlerStates } from '../inbox/handler-states';
@@ -39,5 +40,6 @@ export function deadLetterOf(data: DeadLetterData): DeadLetter {
     lastError: data.lastError,
     receivedAt: new Date(data.delivery.receivedAt),
     failedAt: new Date(data.failedAt),
+    ...deadLetterReason(data.delivery, data.lastError),
   };
 }

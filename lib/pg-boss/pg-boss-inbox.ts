@@ -2,7 +2,7 @@ import { checkOptionKeys } from '../check-option-keys';
 import { rateLimitedLog } from '../core/rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import type { EventRouter } from '../events/event-router';
-import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter, ReplayOptions } from '../inbox/inbox';
+import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
@@ -20,6 +20,7 @@ import { pgIssueLedger } from './pg-issue-ledger';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
 import { replayStates } from '../inbox/handler-states';
 import { checkTransactions, inTransaction } from './in-transaction';
+import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
@@ -225,24 +226,33 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     },
     async replay(given: string | ReplayFilter, options?: ReplayOptions) {
       const target = checkReplayTarget(given);
-      const handlers = checkReplayOptions(target, options);
+      const { pages, handlers } = checkReplayOptions(target, options);
       const b = await boss();
       if (handlers !== undefined && typeof target === 'string') return replayHandlers(b, target, handlers);
       const issue = typeof target === 'string' ? undefined : target.issue;
       const query =
         typeof target === 'string' ? { eventId: target } : { type: target.type, since: target.since, issue };
-      let replayed = 0;
-      // A page at a time, each after the last one read: the walk ends, even if a page cannot move.
-      for (let after: DeadJob | undefined; ;) {
-        const jobs = await findDeadJobs(b, schema, dead, { ...query, limit: REPLAY_BATCH, after });
+      // A page at a time, each after the last one read (in id order, an index range each): the walk
+      // ends, even if a page cannot move.
+      let after: DeadJob | undefined;
+      return replayPages(async () => {
+        const jobs = await findDeadJobs(b, schema, dead, {
+          ...query,
+          limit: REPLAY_BATCH,
+          after,
+          byId: true,
+        });
+        after = jobs.at(-1);
+        const done = after === undefined || jobs.length < REPLAY_BATCH;
+        // A letter written before issues were kept is read for its issue here.
+        const ids = jobs.filter((j) => issue === undefined || inIssue(j.data, issue)).map((j) => j.id);
+        if (ids.length === 0 || pages.dryRun === true) return { matched: ids.length, replayed: 0, done };
         // One statement of pg-boss's moves the page: each dead letter is deleted as its job is
         // created, so at no instant is the event neither queued nor dead (a replayed job that dies
         // again has a new id, and its new dead letter conflicts with nothing).
-        const ids = jobs.filter((j) => issue === undefined || inIssue(j.data, issue)).map((j) => j.id);
-        if (ids.length > 0) replayed += await b.redrive(dead, { destination: name, ids, limit: ids.length });
-        after = jobs.at(-1);
-        if (after === undefined || jobs.length < REPLAY_BATCH) return replayed;
-      }
+        const replayed = await b.redrive(dead, { destination: name, ids, limit: ids.length });
+        return { matched: ids.length, replayed, done };
+      }, pages);
     },
     async status() {
       const b = await boss();

@@ -54,6 +54,12 @@ export interface DeadJobQuery {
   limit: number;
   /** Only those after this one in the order read: the next page of a walk over many. */
   after?: DeadJob | undefined;
+  /**
+   * Read in id order (the `(name, id)` primary key's), not newest failure first: each page is an
+   * index range after the last, so a walk over all of them (a replay) reads each row once, where
+   * the failure order sorts every dead letter again for every page.
+   */
+  byId?: boolean;
 }
 
 /**
@@ -78,19 +84,24 @@ export async function findDeadJobs(
         AND ($2::text IS NULL OR data->'delivery'->>'id' = $2::text)
         AND ($3::text IS NULL OR data->'delivery'->>'type' = $3::text)
         AND ($4::text IS NULL OR data->>'failedAt' COLLATE "C" >= $4::text)
-        AND ($5::text IS NULL OR data->>'failedAt' COLLATE "C" < $5::text
-             OR (data->>'failedAt' = $5::text AND id < $6::uuid))
         AND ($8::text IS NULL OR jsonb_typeof(data->'issues') IS DISTINCT FROM 'array'
              OR data->'issues' @> jsonb_build_array(jsonb_build_object('key', $8::text)))
         AND ($9::text IS NULL OR data->'handlers'->$9::text->'ok' = 'false'::jsonb)
-      ORDER BY data->>'failedAt' COLLATE "C" DESC, id DESC
+        AND ${
+          query.byId === true
+            ? `$5::text IS NULL AND ($6::uuid IS NULL OR id > $6::uuid)
+      ORDER BY id`
+            : `($5::text IS NULL OR data->>'failedAt' COLLATE "C" < $5::text
+             OR (data->>'failedAt' = $5::text AND id < $6::uuid))
+      ORDER BY data->>'failedAt' COLLATE "C" DESC, id DESC`
+        }
       LIMIT $7::int`,
     [
       dead,
       query.eventId ?? null,
       query.type ?? null,
       query.since?.toISOString() ?? null,
-      query.after?.data.failedAt ?? null,
+      query.byId === true ? null : (query.after?.data.failedAt ?? null),
       query.after?.id ?? null,
       query.limit,
       query.issue ?? null,

@@ -4,7 +4,7 @@ import { issueLines } from '../issue-lines';
 import type { DeadLetter, Inbox, ReplayFilter } from '../../inbox/inbox';
 import { escapeControl } from '../../logger';
 import type { CliContext } from '../cli-context';
-import { UsageError } from '../cli-errors';
+import { Stopped, UsageError } from '../cli-errors';
 import { parseDuration } from '../parse-duration';
 import { boundedInboxWork } from '../bounded-inbox-work';
 
@@ -30,7 +30,7 @@ function withInbox<T>(
   ctx: CliContext,
   flags: QueueFlags,
   access: 'read' | 'write',
-  work: (inbox: Inbox) => Promise<T>,
+  work: (inbox: Inbox, heard: () => void) => Promise<T>,
 ): Promise<T> {
   const timeoutMs = parseDuration('--timeout', flags.timeout ?? DEFAULT_TIMEOUT, LONGEST_TIMEOUT);
   if (timeoutMs < 1) throw new UsageError('--timeout must be longer than 0 (such as 10s)');
@@ -161,6 +161,7 @@ export function inboxCommand(ctx: CliContext): Command {
         'with an event id: run only this handler (repeat the flag for more), even one that succeeded',
         collect,
       )
+      .option('--dry-run', 'count what would be replayed, and put nothing back')
       .action(
         (
           eventId: string | undefined,
@@ -170,6 +171,7 @@ export function inboxCommand(ctx: CliContext): Command {
             issue?: string;
             all?: boolean;
             handler?: string[];
+            dryRun?: boolean;
           },
         ) => {
           const filtered = flags.type !== undefined || flags.since !== undefined || flags.issue !== undefined;
@@ -186,13 +188,17 @@ export function inboxCommand(ctx: CliContext): Command {
               ? {}
               : { since: new Date(Date.now() - parseDuration('--since', flags.since)) }),
           };
-          return withInbox(ctx, flags, 'write', async (i) => {
-            const replayed = await i.replay(
-              target,
-              flags.handler === undefined ? undefined : { handlers: flags.handler },
+          const handlers = flags.handler;
+          if (handlers === undefined)
+            return withInbox(ctx, flags, 'write', (i, heard) => replayCommand(ctx, i, target, flags, heard));
+          if (flags.dryRun === true)
+            throw new UsageError(
+              '--dry-run counts the dead letters a filter matches; it does not go with --handler',
             );
+          return withInbox(ctx, flags, 'write', async (i) => {
+            const replayed = await i.replay(target, { handlers });
             if (flags.json) return ctx.out.json({ replayed });
-            ctx.out.line(`replayed ${replayed} dead letter${replayed === 1 ? '' : 's'}`);
+            ctx.out.line(`replayed ${letters(replayed)}`);
           });
         },
       ),
@@ -211,4 +217,62 @@ export function inboxCommand(ctx: CliContext): Command {
       ),
     );
   return inbox;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+const letters = (n: number) => `${count(n)} dead letter${n === 1 ? '' : 's'}`;
+const BAR = 24;
+
+/** `[#####-------]  42%  replayed 1,200 of 5,000` on a terminal; the same words alone otherwise. */
+function progressText(replayed: number, total: number): string {
+  const words = `replayed ${count(replayed)} of ${count(total)}`;
+  const done = total === 0 ? 1 : Math.min(1, replayed / total);
+  const filled = Math.round(done * BAR);
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR - filled)}] ${String(Math.floor(done * 100)).padStart(3)}%  ${words}`;
+}
+
+/**
+ * Counts the dead letters `target` names (a dry run's answer, and the total the progress is shown
+ * against), then replays them a page at a time; Ctrl-C stops between pages, says how far it came and
+ * exits 130, what was put back staying put back.
+ */
+async function replayCommand(
+  ctx: CliContext,
+  inbox: Inbox,
+  target: string | ReplayFilter,
+  flags: QueueFlags & { dryRun?: boolean },
+  heard: () => void,
+): Promise<void> {
+  const stop = new AbortController();
+  void ctx.interrupted().then(() => {
+    stop.abort();
+    ctx.out.endProgress();
+    ctx.out.error('stopping once the page under way is put back (a dead letter is never half replayed)');
+  });
+  const total = await inbox.replay(target, { dryRun: true, signal: stop.signal, onProgress: heard });
+  if (flags.dryRun === true) {
+    if (flags.json) return ctx.out.json({ wouldReplay: total });
+    return ctx.out.line(`would replay ${letters(total)}; nothing was put back (--dry-run)`);
+  }
+  const shown = flags.json !== true && total > 0;
+  let last = 0;
+  const replayed = stop.signal.aborted
+    ? 0
+    : await inbox.replay(target, {
+        signal: stop.signal,
+        onProgress: ({ replayed: sofar }) => {
+          heard();
+          // A page that put nothing back (another replay took it, or none matched) changes nothing shown.
+          if (shown && sofar !== last) ctx.out.progress(progressText(sofar, Math.max(total, sofar)));
+          last = sofar;
+        },
+      });
+  if (shown) ctx.out.endProgress();
+  if (stop.signal.aborted) {
+    if (flags.json) ctx.out.json({ replayed, of: total, stopped: true });
+    else ctx.out.line(`replayed ${count(replayed)} of ${count(total)}; stopped`);
+    throw new Stopped();
+  }
+  if (flags.json) return ctx.out.json({ replayed });
+  ctx.out.line(`replayed ${letters(replayed)}`);
 }

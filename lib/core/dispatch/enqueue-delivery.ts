@@ -15,15 +15,18 @@ import { InboxFull } from '../../inbox/inbox-full';
 export async function enqueueDelivery(
   inbox: Inbox,
   key: string,
-  event: AnyWebhookEvent,
+  event: Pick<AnyWebhookEvent, 'id' | 'type' | 'source' | 'time' | 'raw'>,
   header: (name: string) => string | undefined,
   storeTimeoutMs: number,
   log: ResolvedLogger,
   /** The trace active at the delivery, kept so the job's span links back to it; null untraced. */
   traceparent: string | null,
+  /** Set for a quarantined event a strict receiver refused for spec rules 2–5. */
+  checkRules?: true,
 ): Promise<Outcome> {
   try {
     const delivery = queuedDelivery(key, event, header, traceparent);
+    if (checkRules === true) delivery.checkRules = true;
     await withTimeout(
       Promise.resolve().then(() => inbox.enqueue(delivery)),
       storeTimeoutMs,

@@ -1,18 +1,15 @@
 import type { EventRouter } from '../../events/event-router';
 import { InvalidEventError } from '../../events/invalid-event-error';
-import { normalizeEvent } from '../../events/normalize-event';
 import { RetryLater } from '../../events/retry-later';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { QueuedDelivery } from '../../inbox/queued-delivery';
 import type { ResolvedLogger } from '../../logger';
 import type { BoundedStore } from './bounded-store';
-import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
 import { DeliveryContext } from './handler-context';
 import { claimToken } from '../../idempotency/claim-token';
-import { decodeBase64Data } from '../event/read-event';
-import { parseJsonText } from '../event/parse-json-body';
 import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
 import { keepClaim } from './keep-claim';
+import { readQueuedEvent } from './read-queued-event';
 import { runHandlers, type Outcome } from './run-handlers';
 import type { TracingHooks } from '../tracing';
 import type { JobHandlers } from '../../inbox/handler-states';
@@ -80,23 +77,6 @@ const TIMED_OUT = Symbol('timed out');
 const NO_STATE: JobHandlers = {};
 const NONE: readonly string[] = [];
 
-/** The stored envelope read again, exactly as the receiver read it (the same parse, at any depth). */
-function eventOf(delivery: QueuedDelivery): AnyWebhookEvent {
-  let raw: unknown;
-  try {
-    raw = parseJsonText(delivery.envelope);
-  } catch {
-    throw new InvalidEventError({
-      slug: 'invalid-json',
-      detail: 'The queued envelope is not JSON text; it was not queued by this receiver.',
-      field: 'envelope',
-    });
-  }
-  const envelope = parseCloudEventEnvelope(raw);
-  const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
-  return normalizeEvent(envelope, data, raw as Record<string, unknown>);
-}
-
 /**
  * Runs one queued event through the router: the worker's equivalent of the receiver's dispatch, with
  * the same `(event, ctx)`. Effects happen once through the idempotency store: a job run again after
@@ -122,7 +102,7 @@ async function runTry(
   const { router, store, log, timeoutMs } = context;
   let event: AnyWebhookEvent;
   try {
-    event = eventOf(delivery);
+    event = readQueuedEvent(delivery);
   } catch (error) {
     const permanent = error instanceof InvalidEventError;
     return { ok: false, error, retryLater: undefined, permanent };

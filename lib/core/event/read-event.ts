@@ -1,4 +1,4 @@
-import { checkEventRules } from '../../events/event-rules';
+import { checkEventRules, type RuleViolation } from '../../events/event-rules';
 import { InvalidEventError } from '../../events/invalid-event-error';
 import { normalizeEvent } from '../../events/normalize-event';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
@@ -7,6 +7,7 @@ import { binaryEnvelope } from './binary-mode';
 import { checkContent } from './check-content';
 import { parseCloudEventEnvelope, type CloudEventEnvelope } from './cloud-event-envelope';
 import { HttpProblem } from '../http-problem';
+import { UnreadableEvent } from './unreadable-event';
 import { decodeUtf8, fromParsedBody, parseJsonText } from './parse-json-body';
 import type { WebhookRequest } from '../webhook-request';
 
@@ -18,6 +19,8 @@ export interface EventReaderOptions {
   bodyTimeoutMs: number;
   validation: ValidationMode;
   log: ResolvedLogger;
+  /** Throw {@link UnreadableEvent} instead of the 400 for data this code cannot read. Defaults to `false`. */
+  quarantine?: boolean;
 }
 
 /** A delivery's envelope as checked, and the normalized event its handlers receive. */
@@ -26,8 +29,21 @@ export interface ReadEvent {
   event: AnyWebhookEvent;
 }
 
+/** An event that breaks spec rules 2–5, answered 400 by a strict receiver: the first one named. */
+export function ruleProblem(violations: readonly RuleViolation[]): HttpProblem {
+  const [first] = violations as [RuleViolation];
+  return new HttpProblem({
+    status: 400,
+    slug: 'event-rule-violated',
+    title: 'Bad Request',
+    detail: `${first.message} (spec ${first.rule}).`,
+    field: first.field,
+    errors: violations.map((v) => ({ field: v.field, rule: `${v.message} (spec ${v.rule})` })),
+  });
+}
+
 /** An event that breaks the rules is the sender's fault: 400, naming the field. */
-function invalidEventProblem(error: InvalidEventError): HttpProblem {
+export function invalidEventProblem(error: InvalidEventError): HttpProblem {
   return new HttpProblem({
     status: 400,
     slug: error.slug,
@@ -71,6 +87,7 @@ export function createEventReader(
   options: EventReaderOptions,
 ): (request: WebhookRequest, seen?: EnvelopeSeen) => Promise<ReadEvent> {
   const { limit, bodyTimeoutMs, validation, log } = options;
+  const quarantine = options.quarantine === true;
   let warnedParsed = false;
 
   /** A body a parser before us already read: taken, with one warning that ours did not bound it. */
@@ -107,7 +124,15 @@ export function createEventReader(
         seen.source = envelope.source;
       }
       const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
-      const event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
+      let event: AnyWebhookEvent;
+      try {
+        event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
+      } catch (error) {
+        // Only a field the schema names (not data that is no object at all) is this code's to learn.
+        if (quarantine && error instanceof InvalidEventError && error.errors !== undefined)
+          throw new UnreadableEvent(invalidEventProblem(error), envelope, raw as Record<string, unknown>);
+        throw error;
+      }
       if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {
         log.info(
           { eventId: event.id, dataschema: event.dataschema },
@@ -117,15 +142,8 @@ export function createEventReader(
       const violations = checkEventRules(event.type, event.layout, event.data);
       if (violations.length > 0) {
         if (validation === 'strict') {
-          const [first] = violations as [(typeof violations)[number]];
-          throw new HttpProblem({
-            status: 400,
-            slug: 'event-rule-violated',
-            title: 'Bad Request',
-            detail: `${first.message} (spec ${first.rule}).`,
-            field: first.field,
-            errors: violations.map((v) => ({ field: v.field, rule: `${v.message} (spec ${v.rule})` })),
-          });
+          const problem = ruleProblem(violations);
+          throw quarantine ? new UnreadableEvent(problem, envelope, event.raw) : problem;
         }
         log.warn(
           { eventId: event.id, type: event.type, violations },

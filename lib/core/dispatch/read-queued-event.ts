@@ -1,0 +1,41 @@
+import { checkEventRules } from '../../events/event-rules';
+import { InvalidEventError } from '../../events/invalid-event-error';
+import { normalizeEvent } from '../../events/normalize-event';
+import type { AnyWebhookEvent } from '../../events/webhook-event';
+import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
+import { parseJsonText } from '../event/parse-json-body';
+import { decodeBase64Data } from '../event/read-event';
+
+/**
+ * The stored envelope read again, exactly as the receiver read it (the same parse, at any depth),
+ * with the code deployed now: a quarantined event this code still cannot read throws
+ * {@link InvalidEventError} again, and one a strict receiver quarantined for spec rules 2–5 is held
+ * to them again (`delivery.checkRules`).
+ */
+export function readQueuedEvent(delivery: QueuedDelivery): AnyWebhookEvent {
+  let raw: unknown;
+  try {
+    raw = parseJsonText(delivery.envelope);
+  } catch {
+    throw new InvalidEventError({
+      slug: 'invalid-json',
+      detail: 'The queued envelope is not JSON text; it was not queued by this receiver.',
+      field: 'envelope',
+    });
+  }
+  const envelope = parseCloudEventEnvelope(raw);
+  const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
+  const event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
+  if (delivery.checkRules === true) {
+    const violations = checkEventRules(event.type, event.layout, event.data);
+    if (violations.length > 0)
+      throw new InvalidEventError({
+        slug: 'event-rule-violated',
+        detail: `${violations[0]!.message} (spec ${violations[0]!.rule}).`,
+        field: violations[0]!.field,
+        errors: violations.map((v) => ({ field: v.field, rule: `${v.message} (spec ${v.rule})` })),
+      });
+  }
+  return event;
+}
