@@ -38,7 +38,7 @@ describeEachEngine('replay with progress and a signal on $name', (engine, server
   it.each([
     [
       5,
-      /^\[service-webhooks\] inbox\.replay: takes \{ signal\?, onProgress\?, dryRun\? \} as its second argument/,
+      /^\[service-webhooks\] inbox\.replay: takes \{ signal\?, onProgress\?, dryRun\?, handlers\? \} as its second argument/,
     ],
     [
       { signall: new AbortController().signal },

@@ -69,6 +69,8 @@ function gauges(registry: Registry, prefix: string, inboxes: Set<Inbox>): void {
           () => undefined,
         );
         if (status !== undefined) latest.set(inbox, status);
+        // An inbox of one's own written before issues existed has none to count.
+        if (typeof inbox.issues !== 'function') return;
         if (Date.now() - (issues.get(inbox)?.at ?? 0) < ISSUES_EVERY_MS || issuesReading.has(inbox)) return;
         // A read that outlasts the scrape goes on and serves a later one; none starts beside it.
         const reading = inbox

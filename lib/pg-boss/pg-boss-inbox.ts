@@ -25,7 +25,7 @@ import { checkSchemaName } from './check-schema-name';
 import { deadLetterOf } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
-import { checkReadSchema, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
+import { checkReadSchema, databaseNow, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
 import { startPgBossWorker, type PgBossWorker } from './pg-boss-worker';
 import { isPaused, setPaused } from './pause-flag';
 import { checkMaxDepth, depthGate } from '../inbox/depth-gate';
@@ -235,12 +235,14 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       // A page at a time, each after the last one read (in id order, an index range each): the walk
       // ends, even if a page cannot move.
       let after: DeadJob | undefined;
+      const madeBy = await databaseNow(b);
       return replayPages(async () => {
         const jobs = await findDeadJobs(b, schema, dead, {
           ...query,
           limit: REPLAY_BATCH,
           after,
           byId: true,
+          madeBy,
         });
         after = jobs.at(-1);
         const done = after === undefined || jobs.length < REPLAY_BATCH;

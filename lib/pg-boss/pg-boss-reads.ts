@@ -60,6 +60,18 @@ export interface DeadJobQuery {
    * the failure order sorts every dead letter again for every page.
    */
   byId?: boolean;
+  /**
+   * Only those made at or before this database time (`databaseNow()`): a walk in id order skips a letter
+   * that died again after it began, which a random id could otherwise place ahead of it, replaying
+   * one event twice in one walk.
+   */
+  madeBy?: string | undefined;
+}
+
+/** The database's clock now, as a walk's `madeBy`. */
+export async function databaseNow(boss: PgBoss): Promise<string> {
+  const { rows } = await boss.getDb().executeSql('SELECT now()::text AS now');
+  return (rows as { now: string }[])[0]?.now ?? new Date().toISOString();
 }
 
 /**
@@ -87,6 +99,7 @@ export async function findDeadJobs(
         AND ($8::text IS NULL OR jsonb_typeof(data->'issues') IS DISTINCT FROM 'array'
              OR data->'issues' @> jsonb_build_array(jsonb_build_object('key', $8::text)))
         AND ($9::text IS NULL OR data->'handlers'->$9::text->'ok' = 'false'::jsonb)
+        AND ($10::timestamptz IS NULL OR created_on <= $10::timestamptz)
         AND ${
           query.byId === true
             ? `$5::text IS NULL AND ($6::uuid IS NULL OR id > $6::uuid)
@@ -106,6 +119,7 @@ export async function findDeadJobs(
       query.limit,
       query.issue ?? null,
       query.handler ?? null,
+      query.madeBy ?? null,
     ],
   );
   return (rows as { id: string; data: unknown }[]).filter((row): row is DeadJob =>
