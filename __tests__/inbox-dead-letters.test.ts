@@ -253,7 +253,11 @@ describeEachEngine('deadLetters() and replay() check what they are given on $nam
     ['evt_kept', { handlers: 'crm' }, /inbox\.replay: handlers must be a non-empty list/],
     ['evt_kept', { handlers: [''] }, /inbox\.replay: each of handlers must be a handler's name/],
     ['evt_kept', { handler: ['crm'] }, /inbox\.replay: unknown option "handler"; did you mean "handlers"\?/],
-    ['evt_kept', 'crm', /inbox\.replay: takes \{ signal\?, onProgress\?, dryRun\?, handlers\? \} as its second argument/],
+    [
+      'evt_kept',
+      'crm',
+      /inbox\.replay: takes \{ signal\?, onProgress\?, dryRun\?, handlers\? \} as its second argument/,
+    ],
   ])(
     'replay(%p, %p) is refused, with the same error on every engine, and replays nothing',
     async (target, options, message) => {

@@ -37,7 +37,11 @@ describe('npm test and npm run test:proofs', () => {
 
   it('select the two projects of jest.config.js', () => {
     expect(config.projects.map((p) => p.displayName)).toEqual(['suite', 'proofs']);
-    expect(scripts.test).toMatch(/ && jest --selectProjects suite$/);
+    // npm test runs the type check and lint beside the suite (scripts/npm-test.mjs), failing if any fails.
+    expect(scripts.test).toBe('node scripts/npm-test.mjs');
+    const runner = readFileSync(path.join(ROOT, 'scripts', 'npm-test.mjs'), 'utf8');
+    for (const part of ["'typecheck'", "'lint'", "'--selectProjects', 'suite']", 'failed ? 1 : 0'])
+      expect(runner).toContain(part);
     expect(scripts['test:proofs']).toMatch(/^jest --selectProjects proofs\b/);
   });
 
