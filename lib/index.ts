@@ -99,6 +99,7 @@ export type {
   InboxStatus,
   InboxWorker,
   InboxWorkerOptions,
+  JobHandlerRun,
   JobRecord,
   ReplayFilter,
 } from './inbox/inbox';

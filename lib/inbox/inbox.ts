@@ -127,7 +127,17 @@ export interface JobRecord {
    * when the try ran none (a duplicate, a put-back); handlers skipped for a success recorded before
    * are not listed.
    */
-  handlers?: Record<string, { ok: boolean; attempt: number; error?: string }>;
+  handlers?: Record<string, JobHandlerRun>;
+}
+
+/** One handler's run in a try, as {@link JobRecord.handlers} reports it. */
+export interface JobHandlerRun {
+  /** Whether it succeeded. */
+  ok: boolean;
+  /** Its own try number for the event (`ctx.attempt`), 1 for its first. */
+  attempt: number;
+  /** Its error's message, when it failed or was still running when the try timed out. */
+  error?: string;
 }
 
 /** A running worker. */
