@@ -1,4 +1,4 @@
-import { engineErrorLog } from '../lib/core/engine-error-log';
+import { engineErrorLog } from '../lib/inbox/worker/engine-error-log';
 import { resolveLogger } from '../lib/logger';
 import { captureLogger } from './support/capture-logger';
 

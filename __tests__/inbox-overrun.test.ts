@@ -1,6 +1,6 @@
 // A try whose handler outlives the worker's timeout keeps the event: no second start while it runs.
 import { createEventRouter, type IdempotencyStore, type Inbox, type JobRecord } from '../lib';
-import { handledKey } from '../lib/core/dispatch/run-queued-event';
+import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { describeEachEngine } from './support/describe-each-engine';
 import { eventually } from './support/inbox-engines';
 import { queuedIssued as queued, sharedStore } from './support/queued-issued';

@@ -8,8 +8,8 @@ import {
 } from '../lib';
 import { captureLogger } from './support/capture-logger';
 import { eventually } from './support/inbox-engines';
-import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
-import { handledKey } from '../lib/core/dispatch/run-queued-event';
+import { inboxWorkerCore } from '../lib/inbox/worker/inbox-worker-core';
+import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { eventPosition } from '../lib/core/dispatch/event-position';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery } from '../lib/inbox/queued-delivery';

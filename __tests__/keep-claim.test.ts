@@ -1,7 +1,7 @@
 // keepClaim (issue 28 fault 5, its review): a running try keeps its event and its entity while its
 // handlers run, up to its timeout plus one lease, and the last try of an overrunning handler is put back.
 import { createEventRouter, MemoryStore, type AnyWebhookEvent } from '../lib';
-import { inboxWorkerCore, type JobDisposition } from '../lib/core/dispatch/inbox-worker-core';
+import { inboxWorkerCore, type JobDisposition } from '../lib/inbox/worker/inbox-worker-core';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { overlapRouter, queuedPassUpdate } from './support/overlap-router';
 

@@ -13,7 +13,7 @@ import {
 } from '../lib';
 import { inboxMetrics, prometheusMetrics } from '../lib/metrics';
 import { orderingGuard } from '../lib/core/dispatch/ordering-guard';
-import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
+import { inboxWorkerCore } from '../lib/inbox/worker/inbox-worker-core';
 import type { Inbox, JobRecord } from '../lib/inbox/inbox';
 import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';

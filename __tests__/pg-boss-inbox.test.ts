@@ -1,6 +1,6 @@
 // pg-boss's own inbox faults, beyond the contract every engine keeps (inbox-contract.test.ts).
 import { createEventRouter, MemoryStore, type Inbox } from '../lib';
-import { handledKey } from '../lib/core/dispatch/run-queued-event';
+import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { jobIdFor } from '../lib/inbox/queued-delivery';
 import { loadPgBoss, type PgBoss, type PgBossJob } from '../lib/pg-boss/load-pg-boss';
 import { gate } from './support/gate';

@@ -1,6 +1,6 @@
 // The pg-boss worker's settles: each fenced to its try, its steps in one transaction.
 import { createEventRouter, MemoryStore, type JobRecord } from '../lib';
-import { handledKey } from '../lib/core/dispatch/run-queued-event';
+import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { jobIdFor, queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';

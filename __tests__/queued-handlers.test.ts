@@ -1,7 +1,7 @@
 // Behind the inbox, each handler of an event runs until it succeeds, then never again for that event.
 import { createEventRouter, MemoryStore, type HandlerContext, type JobRecord } from '../lib';
-import { inboxWorkerCore, type JobDisposition } from '../lib/core/dispatch/inbox-worker-core';
-import { handledKey } from '../lib/core/dispatch/run-queued-event';
+import { inboxWorkerCore, type JobDisposition } from '../lib/inbox/worker/inbox-worker-core';
+import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import type { JobHandlers } from '../lib/inbox/handler-states';
 import { queuedDelivery } from '../lib/inbox/queued-delivery';

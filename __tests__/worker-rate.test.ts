@@ -1,5 +1,5 @@
 import { createEventRouter } from '../lib';
-import { inboxWorkerCore } from '../lib/core/dispatch/inbox-worker-core';
+import { inboxWorkerCore } from '../lib/inbox/worker/inbox-worker-core';
 import { checkWorkerRate } from '../lib/inbox/worker-rate';
 import { OptionsError } from '../lib/options-error';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';

@@ -1,5 +1,5 @@
 import type { Job, Queue } from 'bullmq';
-import { deadLetterReason } from '../core/dispatch/dead-letter-reason';
+import { deadLetterReason } from '../inbox/worker/dead-letter-reason';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { issueRefsOf } from '../inbox/issue-refs';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';

@@ -13,9 +13,9 @@ import {
   MAX_ISSUES,
 } from '../inbox/check-dead-letter-query';
 import { failedIssues } from './bullmq-issues';
-import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
+import { checkIssueAlerts, watchIssues } from '../inbox/issue-watch';
 import { redisIssueLedger } from './redis-issue-ledger';
-import { rateLimitedLog } from '../core/rate-limited-log';
+import { rateLimitedLog } from '../rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
 import { checkRedisDurability } from './check-redis-durability';

@@ -1,7 +1,7 @@
 import type { ConnectionOptions, Job } from 'bullmq';
 import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
-import { engineErrorLog } from '../core/engine-error-log';
-import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
+import { engineErrorLog } from '../inbox/worker/engine-error-log';
+import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import type { QueuedDelivery } from '../inbox/queued-delivery';

@@ -1,4 +1,4 @@
-import type { IssueLedger } from '../core/dispatch/issue-watch';
+import type { IssueLedger } from '../inbox/issue-watch';
 import type { IssueLevels } from '../inbox/issue-levels';
 
 /** The Redis commands used here (ioredis). */

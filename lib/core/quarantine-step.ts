@@ -6,7 +6,7 @@ import type { DeliveryRecord } from './delivery-record';
 import { enqueueDelivery } from './dispatch/enqueue-delivery';
 import type { UnreadableEvent } from './event/unreadable-event';
 import { dispatchResults, eventAnswer } from './problems';
-import type { RateLimitedLog } from './rate-limited-log';
+import type { RateLimitedLog } from '../rate-limited-log';
 import type { Answer } from './webhook-request';
 
 /** What the quarantine step needs of the receiver: its inbox and the bounds the dispatcher uses. */

@@ -1,4 +1,4 @@
-import { callContained } from './call-contained';
+import { callContained } from '../call-contained';
 import { drain, type DrainResult } from './dispatch/drain';
 import { OptionsError } from '../options-error';
 import { newDeliveryRecord, type DeliveryRecord } from './delivery-record';
@@ -7,7 +7,7 @@ import { createDispatcher, type DispatchResult } from './dispatch/dispatcher';
 import { certificateStep } from './auth/certificate-step';
 import { answerHandshake } from './auth/handshake';
 import { HttpProblem } from './http-problem';
-import { rateLimitedLog, type RateLimitedLog } from './rate-limited-log';
+import { rateLimitedLog, type RateLimitedLog } from '../rate-limited-log';
 import { createEventReader, type ReadEvent } from './event/read-event';
 import { UnreadableEvent } from './event/unreadable-event';
 import { quarantineStep } from './quarantine-step';

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import { checkOptionKeys } from '../check-option-keys';
-import { withTimeout } from '../core/with-timeout';
+import { withTimeout } from '../with-timeout';
 import type { Inbox, InboxStatus, JobRecord } from '../inbox/inbox';
 import type { InboxIssue } from '../inbox/inbox-issue';
 import { MAX_ISSUES } from '../inbox/check-dead-letter-query';

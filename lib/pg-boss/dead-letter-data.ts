@@ -1,4 +1,4 @@
-import { deadLetterReason } from '../core/dispatch/dead-letter-reason';
+import { deadLetterReason } from '../inbox/worker/dead-letter-reason';
 import type { DeadLetter } from '../inbox/inbox';
 import type { IssueRef } from '../inbox/issue-refs';
 import { handlerStatesOf, type HandlerStates } from '../inbox/handler-states';

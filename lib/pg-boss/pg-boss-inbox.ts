@@ -1,5 +1,5 @@
 import { checkOptionKeys } from '../check-option-keys';
-import { rateLimitedLog } from '../core/rate-limited-log';
+import { rateLimitedLog } from '../rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
@@ -15,7 +15,7 @@ import {
   MAX_ISSUES,
 } from '../inbox/check-dead-letter-query';
 import { findIssues, inIssue } from './pg-boss-issue-reads';
-import { checkIssueAlerts, watchIssues } from '../core/dispatch/issue-watch';
+import { checkIssueAlerts, watchIssues } from '../inbox/issue-watch';
 import { pgIssueLedger } from './pg-issue-ledger';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
 import { replayStates } from '../inbox/handler-states';

@@ -1,5 +1,5 @@
 import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
-import { inboxWorkerCore } from '../core/dispatch/inbox-worker-core';
+import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
@@ -7,7 +7,7 @@ import { issueRefsOf } from '../inbox/issue-refs';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
-import { engineErrorLog } from '../core/engine-error-log';
+import { engineErrorLog } from '../inbox/worker/engine-error-log';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
 import { holdQueue, queueHeldFor } from './queue-hold';
 import { startWindow } from '../inbox/start-window';

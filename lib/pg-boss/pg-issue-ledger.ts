@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { IssueLedger } from '../core/dispatch/issue-watch';
+import type { IssueLedger } from '../inbox/issue-watch';
 import type { IssueLevels } from '../inbox/issue-levels';
 import { inTransaction } from './in-transaction';
 import type { PgBoss } from './load-pg-boss';

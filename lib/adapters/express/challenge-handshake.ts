@@ -1,7 +1,7 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import { answerHandshake } from '../../core/auth/handshake';
-import { rateLimitedLog } from '../../core/rate-limited-log';
+import { rateLimitedLog } from '../../rate-limited-log';
 import { checkBodyTimeout } from '../../core/resolve-receiver-options';
 import { createTokenVerifier, type TokenSource, type TokenVerifier } from '../../core/auth/token-verifier';
 import { resolveLogger, type Logger } from '../../logger';

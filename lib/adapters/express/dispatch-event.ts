@@ -8,7 +8,7 @@ import {
   type DispatchEventOptions,
 } from '../../core/dispatch/dispatch-options';
 import { checkMovedOptions } from '../../core/dispatch/idempotency-settings';
-import { rateLimitedLog } from '../../core/rate-limited-log';
+import { rateLimitedLog } from '../../rate-limited-log';
 import { checkRouter } from '../../core/resolve-receiver-options';
 import type { EventRouter } from '../../events/event-router';
 import { resolveLogger } from '../../logger';

@@ -4,7 +4,7 @@ import type {
   ClientCertificateVerifier,
 } from '../../mtls/mtls-options';
 import { HttpProblem } from '../http-problem';
-import type { RateLimitedLog } from '../rate-limited-log';
+import type { RateLimitedLog } from '../../rate-limited-log';
 
 type Refusal = Extract<CertificateCheck, { ok: false }>;
 

@@ -1,6 +1,6 @@
 import { HttpProblem } from '../http-problem';
 import { decodeUtf8 } from '../event/parse-json-body';
-import type { RateLimitedLog } from '../rate-limited-log';
+import type { RateLimitedLog } from '../../rate-limited-log';
 import type { TokenCheck, TokenVerifier } from './token-verifier';
 import { unauthorized } from '../problems';
 import type { Answer, WebhookRequest } from '../webhook-request';

@@ -1,6 +1,6 @@
 import { nodeCrypto } from '../../lazy-crypto';
 import { OptionsError } from '../../options-error';
-import { withTimeout } from '../with-timeout';
+import { withTimeout } from '../../with-timeout';
 
 export type TokenCheck = 'valid' | 'missing' | 'malformed' | 'invalid' | 'unavailable';
 

@@ -2,7 +2,7 @@ import type { ClaimResult, HandlersClaim, IdempotencyStore } from '../../idempot
 import type { BookkeepingEvent } from '../delivery-record';
 import type { ResolvedLogger } from '../../logger';
 import type { ResolvedDispatchOptions } from './dispatch-options';
-import type { RateLimitedLog } from '../rate-limited-log';
+import type { RateLimitedLog } from '../../rate-limited-log';
 import { retrySpaced } from './retry-spaced';
 import type { Outcome } from './run-handlers';
 import { boundedCall, storeUnavailable } from './store-call';

@@ -10,7 +10,7 @@ import { dispatchResults, type DispatchResult } from '../problems';
 import { DeliveryContext } from './handler-context';
 import { claimToken } from '../../idempotency/claim-token';
 import { idempotencyKey } from '../../idempotency/store-keys';
-import type { RateLimitedLog } from '../rate-limited-log';
+import type { RateLimitedLog } from '../../rate-limited-log';
 import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ordering-guard';
 import type { TracingHooks } from '../tracing';
 import { runHandlers, type PerHandler } from './run-handlers';

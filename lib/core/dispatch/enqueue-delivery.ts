@@ -3,7 +3,7 @@ import type { Inbox } from '../../inbox/inbox';
 import { queuedDelivery } from '../../inbox/queued-delivery';
 import type { ResolvedLogger } from '../../logger';
 import type { Outcome } from './run-handlers';
-import { withTimeout } from '../with-timeout';
+import { withTimeout } from '../../with-timeout';
 import { InboxFull } from '../../inbox/inbox-full';
 
 /**

@@ -6,7 +6,7 @@ import type {
 import type { IdempotencyStore } from '../../idempotency/idempotency-store';
 import type { ResolvedLogger } from '../../logger';
 import type { BookkeepingEvent } from '../delivery-record';
-import type { RateLimitedLog } from '../rate-limited-log';
+import type { RateLimitedLog } from '../../rate-limited-log';
 import { retrySpaced } from './retry-spaced';
 import { boundedCall, storeUnavailable } from './store-call';
 

@@ -9,7 +9,7 @@ import { entityLeases } from './entity-leases';
 import { keepClaim } from './keep-claim';
 import { claimToken } from '../../idempotency/claim-token';
 import { idempotencyKey } from '../../idempotency/store-keys';
-import type { RateLimitedLog } from '../rate-limited-log';
+import type { RateLimitedLog } from '../../rate-limited-log';
 import type { Outcome } from './run-handlers';
 
 /** What the guard decided, and the handlers' outcome when any ran. */

@@ -1,6 +1,6 @@
 import type { IdempotencyStore } from '../../idempotency/idempotency-store';
-import type { RateLimitedLog } from '../rate-limited-log';
-import { withTimeout } from '../with-timeout';
+import type { RateLimitedLog } from '../../rate-limited-log';
+import { withTimeout } from '../../with-timeout';
 
 /** A store call bounded by `storeTimeoutMs`; a late success goes to `late`, to be undone. */
 export type BoundedCall = <T>(what: string, pending: Promise<T>, late?: (value: T) => void) => Promise<T>;

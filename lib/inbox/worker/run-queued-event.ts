@@ -2,17 +2,17 @@ import type { EventRouter } from '../../events/event-router';
 import { InvalidEventError } from '../../events/invalid-event-error';
 import { RetryLater } from '../../events/retry-later';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
-import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import type { QueuedDelivery } from '../queued-delivery';
 import type { ResolvedLogger } from '../../logger';
-import type { BoundedStore } from './bounded-store';
-import { DeliveryContext } from './handler-context';
+import type { BoundedStore } from '../../core/dispatch/bounded-store';
+import { DeliveryContext } from '../../core/dispatch/handler-context';
 import { claimToken } from '../../idempotency/claim-token';
-import { claimOutcome, type GuardedRun, type OrderingGuard } from './ordering-guard';
-import { keepClaim } from './keep-claim';
+import { claimOutcome, type GuardedRun, type OrderingGuard } from '../../core/dispatch/ordering-guard';
+import { keepClaim } from '../../core/dispatch/keep-claim';
 import { readQueuedEvent } from './read-queued-event';
-import { runHandlers, type Outcome } from './run-handlers';
-import type { TracingHooks } from '../tracing';
-import type { JobHandlers } from '../../inbox/handler-states';
+import { runHandlers, type Outcome } from '../../core/dispatch/run-handlers';
+import type { TracingHooks } from '../../core/tracing';
+import type { JobHandlers } from '../handler-states';
 import { queuedHandlers, type HandlerOutcomes } from './queued-handlers';
 
 /** How one try of a queued event ended. */

@@ -1,4 +1,4 @@
-import type { LogLevel, ResolvedLogger } from '../logger';
+import type { LogLevel, ResolvedLogger } from './logger';
 
 /** Logs one line per reason per interval, with how many were held back since the last line. */
 export type RateLimitedLog = (

@@ -1,4 +1,4 @@
-import type { ResolvedLogger } from '../logger';
+import type { ResolvedLogger } from '../../logger';
 
 /** What a queue engine's worker reports to {@link engineErrorLog}. */
 export interface EngineErrorLog {

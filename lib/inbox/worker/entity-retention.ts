@@ -1,6 +1,6 @@
-import { DEAD_LETTER_RETENTION_MS } from '../../inbox/dead-letter-retention';
+import { DEAD_LETTER_RETENTION_MS } from '../dead-letter-retention';
 import { OptionsError } from '../../options-error';
-import { RETRY_WINDOW_MS } from './dispatch-options';
+import { RETRY_WINDOW_MS } from '../../core/dispatch/dispatch-options';
 
 /** The backoff is asked about this many tries at most; later ones are taken as long as the longest. */
 const ASKED = 1000;

@@ -1,9 +1,9 @@
 import type { EventHandler, HandlerContext, MatchedHandlers } from '../../events/event-router';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
-import type { JobHandlers } from '../../inbox/handler-states';
-import type { DeliveryContext } from './handler-context';
-import type { PerHandler } from './run-handlers';
-import { warnReturnedValue } from './warn-returned-value';
+import type { JobHandlers } from '../handler-states';
+import type { DeliveryContext } from '../../core/dispatch/handler-context';
+import type { PerHandler } from '../../core/dispatch/run-handlers';
+import { warnReturnedValue } from '../../core/dispatch/warn-returned-value';
 
 /** How one handler's run in a try ended. */
 export type HandlerRun = { ok: true } | { ok: false; error: unknown };

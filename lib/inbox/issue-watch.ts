@@ -1,10 +1,10 @@
 import { callContained } from '../call-contained';
 import { rateLimitedLog } from '../rate-limited-log';
-import type { ResolvedLogger } from '../../logger';
-import { OptionsError } from '../../options-error';
-import type { InboxWorkerOptions } from '../../inbox/inbox';
-import type { InboxIssue, IssueAlert } from '../../inbox/inbox-issue';
-import { advanceLevels, type IssueLevels } from '../../inbox/issue-levels';
+import type { ResolvedLogger } from '../logger';
+import { OptionsError } from '../options-error';
+import type { InboxWorkerOptions } from './inbox';
+import type { InboxIssue, IssueAlert } from './inbox-issue';
+import { advanceLevels, type IssueLevels } from './issue-levels';
 
 /**
  * Where a queue's alert levels are kept, shared by all its workers: `step` reads them, lets

@@ -2,10 +2,10 @@ import { checkEventRules } from '../../events/event-rules';
 import { InvalidEventError } from '../../events/invalid-event-error';
 import { normalizeEvent } from '../../events/normalize-event';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
-import type { QueuedDelivery } from '../../inbox/queued-delivery';
-import { parseCloudEventEnvelope } from '../event/cloud-event-envelope';
-import { parseJsonText } from '../event/parse-json-body';
-import { decodeBase64Data } from '../event/read-event';
+import type { QueuedDelivery } from '../queued-delivery';
+import { parseCloudEventEnvelope } from '../../core/event/cloud-event-envelope';
+import { parseJsonText } from '../../core/event/parse-json-body';
+import { decodeBase64Data } from '../../core/event/read-event';
 
 /**
  * The stored envelope read again, exactly as the receiver read it (the same parse, at any depth),

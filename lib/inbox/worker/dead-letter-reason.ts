@@ -1,6 +1,6 @@
 import { InvalidEventError } from '../../events/invalid-event-error';
-import type { DeadLetter } from '../../inbox/inbox';
-import type { QueuedDelivery } from '../../inbox/queued-delivery';
+import type { DeadLetter } from '../inbox';
+import type { QueuedDelivery } from '../queued-delivery';
 import { readQueuedEvent } from './read-queued-event';
 
 /** How the worker writes the error of a try that could not read its event (`errorMessage`). */
