@@ -1,6 +1,6 @@
 // An issue groups dead letters by their error's fingerprint: what varies per event (ids, numbers,
 // UUIDs, timestamps, quoted values) is masked, so one fault is one issue, and two faults are two.
-import { errorFingerprint } from '../lib/inbox/error-fingerprint';
+import { errorFingerprint } from '../lib/inbox/inbox-issue';
 
 describe('errorFingerprint', () => {
   it.each([

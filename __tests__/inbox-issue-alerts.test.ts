@@ -4,8 +4,7 @@
 import { createEventRouter, type Inbox, type InboxWorker, type IssueAlert } from '../lib';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { checkIssueAlerts } from '../lib/inbox/issue-watch';
-import { advanceLevels, levelOf } from '../lib/inbox/issue-levels';
+import { checkIssueAlerts, advanceLevels, levelOf } from '../lib/inbox/issue-watch';
 import type { InboxIssue } from '../lib/inbox/inbox-issue';
 import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
 import { buildEvent } from '../lib/testing';

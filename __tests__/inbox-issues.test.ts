@@ -5,7 +5,7 @@ import { createEventRouter, type Inbox, type InboxWorker } from '../lib';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
-import { issueRefsOf } from '../lib/inbox/issue-refs';
+import { issueRefsOf } from '../lib/inbox/inbox-issue';
 import { pgBossInbox } from '../lib/pg-boss';
 import type { DeadLetterData } from '../lib/pg-boss/dead-letter-data';
 import { loadPgBoss, type PgBoss } from '../lib/pg-boss/load-pg-boss';

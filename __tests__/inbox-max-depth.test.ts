@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { createEventRouter, OptionsError, type Inbox } from '../lib';
 import { bullmqInbox } from '../lib/bullmq';
-import { DEPTH_READ_MS } from '../lib/inbox/depth-gate';
+import { DEPTH_READ_MS } from '../lib/inbox/inbox-full';
 import { prometheusMetrics } from '../lib/metrics';
 import { pgBossInbox } from '../lib/pg-boss';
 import { delivery, issued, sleep, TOKEN } from './support/contract-rows';

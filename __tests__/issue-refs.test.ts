@@ -1,7 +1,6 @@
 // Which issues a dead letter belongs to: the whole event's, or, when the letter keeps each handler's
 // state (issue 30), one per handler that did not succeed, each by that handler's own error.
-import { issueKey, issueRefsOf } from '../lib/inbox/issue-refs';
-import { issueTally } from '../lib/inbox/issue-tally';
+import { issueKey, issueRefsOf, issueTally } from '../lib/inbox/inbox-issue';
 
 const type = 'ag.access_pass.issued';
 

@@ -1,4 +1,4 @@
-import { jsonText } from '../lib/inbox/json-text';
+import { jsonText } from '../lib/inbox/queued-delivery';
 
 /** `{"a":{"a":…1…}}`, `levels` deep, built without recursion. */
 function nested(levels: number, leaf: unknown = 1): unknown {

@@ -1,4 +1,4 @@
-import { startWindow } from '../lib/inbox/start-window';
+import { startWindow } from '../lib/inbox/worker-rate';
 
 describe('startWindow, the per-worker rate of pg-boss', () => {
   beforeEach(() => jest.useFakeTimers({ now: 0 }));

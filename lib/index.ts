@@ -103,8 +103,7 @@ export type {
   JobRecord,
   ReplayFilter,
 } from './inbox/inbox';
-export type { InboxIssue, IssueAlert, IssuesQuery } from './inbox/inbox-issue';
-export type { ErrorFingerprint } from './inbox/error-fingerprint';
+export type { InboxIssue, IssueAlert, IssuesQuery, ErrorFingerprint } from './inbox/inbox-issue';
 export type { QueuedDelivery } from './inbox/queued-delivery';
 export type { HandlerState } from './inbox/handler-states';
 export type { ReplayOptions, ReplayProgress } from './inbox/replay-pages';

@@ -1,7 +1,7 @@
 import type { Job, Queue } from 'bullmq';
-import { deadLetterReason } from '../inbox/worker/dead-letter-reason';
+import { deadLetterReason } from '../inbox/worker/read-queued-event';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
-import { issueRefsOf } from '../inbox/issue-refs';
+import { issueRefsOf } from '../inbox/inbox-issue';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 import { jobHandlersOf, replayStates, withoutHandlers, type JobHandlers } from '../inbox/handler-states';
 import { MAX_DEAD_LETTERS } from '../inbox/check-dead-letter-query';

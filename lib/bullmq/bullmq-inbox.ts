@@ -23,7 +23,7 @@ import { loadBullmq } from './load-bullmq';
 import { redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
 import { checkIoredis } from './check-ioredis';
-import { checkMaxDepth, depthGate } from '../inbox/depth-gate';
+import { checkMaxDepth, depthGate } from '../inbox/inbox-full';
 import { checkWorkerConnection, isClient } from './worker-connection';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */

@@ -1,7 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { InboxIssue } from '../inbox/inbox-issue';
-import { issueRefsOf } from '../inbox/issue-refs';
-import { issueTally } from '../inbox/issue-tally';
+import { type InboxIssue, issueRefsOf, issueTally } from '../inbox/inbox-issue';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
 import { deadLetterOf, PAGE } from './bullmq-dead-letters';
 

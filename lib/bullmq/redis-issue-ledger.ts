@@ -1,5 +1,4 @@
-import type { IssueLedger } from '../inbox/issue-watch';
-import type { IssueLevels } from '../inbox/issue-levels';
+import type { IssueLedger, IssueLevels } from '../inbox/issue-watch';
 
 /** The Redis commands used here (ioredis). */
 interface LedgerClient {

@@ -1,6 +1,6 @@
-import { deadLetterReason } from '../inbox/worker/dead-letter-reason';
+import { deadLetterReason } from '../inbox/worker/read-queued-event';
 import type { DeadLetter } from '../inbox/inbox';
-import type { IssueRef } from '../inbox/issue-refs';
+import type { IssueRef } from '../inbox/inbox-issue';
 import { handlerStatesOf, type HandlerStates } from '../inbox/handler-states';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 

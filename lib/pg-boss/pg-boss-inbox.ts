@@ -28,7 +28,7 @@ import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, databaseNow, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
 import { startPgBossWorker, type PgBossWorker } from './pg-boss-worker';
 import { isPaused, setPaused } from './pause-flag';
-import { checkMaxDepth, depthGate } from '../inbox/depth-gate';
+import { checkMaxDepth, depthGate } from '../inbox/inbox-full';
 
 /** Options of {@link pgBossInbox}: a started pg-boss of yours or a connection string, and the queue's name. */
 export interface PgBossInboxOptions {

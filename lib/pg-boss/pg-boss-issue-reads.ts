@@ -1,6 +1,10 @@
-import type { InboxIssue } from '../inbox/inbox-issue';
-import { issueRefsOf, type IssueRef } from '../inbox/issue-refs';
-import { issueTally, MAX_TRACKED_ISSUES } from '../inbox/issue-tally';
+import {
+  type InboxIssue,
+  issueRefsOf,
+  type IssueRef,
+  issueTally,
+  MAX_TRACKED_ISSUES,
+} from '../inbox/inbox-issue';
 import type { PgBoss } from './load-pg-boss';
 import { DEAD_LETTER_SHAPE } from './pg-boss-reads';
 

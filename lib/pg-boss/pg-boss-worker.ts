@@ -3,14 +3,14 @@ import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
-import { issueRefsOf } from '../inbox/issue-refs';
+import { issueRefsOf } from '../inbox/inbox-issue';
 import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { engineErrorLog } from '../inbox/worker/engine-error-log';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
 import { holdQueue, queueHeldFor } from './queue-hold';
-import { startWindow } from '../inbox/start-window';
+import { startWindow } from '../inbox/worker-rate';
 import { checkTransactions, inTransaction } from './in-transaction';
 import { jobHandlersOf, withoutHandlers, type HandlerStates } from '../inbox/handler-states';
 

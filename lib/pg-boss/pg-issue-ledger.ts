@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { IssueLedger } from '../inbox/issue-watch';
-import type { IssueLevels } from '../inbox/issue-levels';
+import type { IssueLedger, IssueLevels } from '../inbox/issue-watch';
 import { inTransaction } from './in-transaction';
 import type { PgBoss } from './load-pg-boss';
 

@@ -18,9 +18,8 @@ import { checkOrderingStore } from '../../core/dispatch/check-ordering-store';
 import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
 import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from '../../core/dispatch/ordering-guard';
-import { runQueuedEvent, type QueuedRunResult } from './run-queued-event';
+import { runQueuedEvent, type QueuedRunResult, type HandlerOutcomes } from './run-queued-event';
 import type { HandlerStates, JobHandlers } from '../handler-states';
-import type { HandlerOutcomes } from './queued-handlers';
 
 const WORKER_OPTION_KEYS = [
   'concurrency',
