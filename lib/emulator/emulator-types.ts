@@ -164,3 +164,14 @@ export type EmulatorChange =
       /** The delivery, without its envelope. */
       delivery: Omit<EmulatedDelivery, 'envelope'>;
     };
+
+/** What one POST to a receiver got back, over fetch or node:https. */
+export interface OutboundResult {
+  status: number | null;
+  error: string | null;
+  /** The answer parsed as JSON, else its text. */
+  body: unknown;
+  /** The answer's text, cut at 8 KiB. */
+  text: string | null;
+  headers: Record<string, string>;
+}

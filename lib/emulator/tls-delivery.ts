@@ -1,7 +1,7 @@
 import https from 'node:https';
 import type { ConnectionOptions } from 'node:tls';
 import type { EmulatorTls } from './emulator-tls';
-import type { OutboundResult } from './outbound';
+import type { OutboundResult } from './emulator-types';
 
 const ANSWER_LIMIT = 64 * 1024;
 const KEPT_ANSWER = 8 * 1024;
