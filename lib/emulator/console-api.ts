@@ -5,7 +5,7 @@ import { signedRequest } from './signed-request';
 import { ApiProblem } from './api-problem';
 import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
 import type { ConsoleBackend } from './console-backend';
-import type { AuthMethod } from './emulator-types';
+import type { AuthMethod } from '../console/console-wire';
 
 const notFound = (id: string) =>
   new ApiProblem({

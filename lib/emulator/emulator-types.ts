@@ -1,8 +1,7 @@
 import type { EventType } from '../events/catalogue';
 import type { DeliveryEnvelope } from '../events/build-event';
 
-/** How the emulator authenticates deliveries to a webhook: its bearer token, or its TLS client certificate. */
-export type AuthMethod = 'bearer_token' | 'mtls';
+import type { AuthMethod } from '../console/console-wire';
 
 /** What the last handshake to a webhook's URL got back. */
 export interface HandshakeRecord {

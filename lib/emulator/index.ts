@@ -4,9 +4,9 @@ export type { EmulatorMtlsOptions } from './emulator-tls';
 export { Emulator, type EmitOptions } from './emulator';
 export type { DeliveryFilter, WaitOptions } from './wait-until';
 export type { ConsoleAccount } from './console-backend';
+export type { AuthMethod } from '../console/console-wire';
 export type {
   AttemptRecord,
-  AuthMethod,
   EmulatedDelivery,
   DeliveryState,
   EmitResult,

@@ -3,7 +3,7 @@ import { nodeCrypto } from '../lazy-crypto';
 import { jsonText } from './json-text';
 
 /** The request headers a queued delivery keeps for `ctx.header` in the worker: never credentials. */
-export const KEPT_HEADERS = [
+const KEPT_HEADERS = [
   'user-agent',
   'content-type',
   'traceparent',
