@@ -158,6 +158,30 @@ describe('the emulator over TLS, bounded', () => {
     });
     expect(Date.now() - started).toBeLessThan(3000);
   });
+
+  // The answer is read with the node doors' bounded reader (issue 36): within 64 KiB it is read and
+  // its echo checked; past it nothing is shown, and the handshake is refused for the missing echo.
+  it.each([
+    ['within the 64 KiB it reads', 1_000, { verified: true, status: 200, reason: null }],
+    [
+      'past the 64 KiB it reads',
+      100_000,
+      { verified: false, status: 200, reason: 'the answer did not echo the challenge' },
+    ],
+  ])('reads a handshake answer %s', async (_name, padding, expected) => {
+    const echoing = https.createServer({ cert: f.certs.server.cert, key: f.certs.server.key }, (req, res) => {
+      const challenge = req.headers['x-service-webhook-challenge'];
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ challenge, padding: 'x'.repeat(padding) }));
+    });
+    await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
+    open.push({
+      close: () => (echoing.closeAllConnections(), new Promise((resolve) => echoing.close(resolve))),
+    });
+    const emu = await emulator({ mtls: { ca: f.certs.ca.cert } });
+    const webhook = await register(emu, `https://127.0.0.1:${(echoing.address() as AddressInfo).port}/hooks`);
+    expect(webhook.lastHandshake).toMatchObject(expected);
+  });
 });
 
 describe('ag.webhook.cert_expiring', () => {

@@ -9,7 +9,7 @@ let loaded: typeof Mtls | undefined;
  * receiver starts without parsing it. The build keeps `./mtls/index` a file of its own beside the
  * main bundle (tsup.config.ts): this file lives at the root of `lib/`, as its code does in `dist/`.
  */
-export function mtls(): typeof Mtls {
+function mtls(): typeof Mtls {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, by design
   loaded ??= require('./mtls/index') as typeof Mtls;
   return loaded;

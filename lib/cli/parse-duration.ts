@@ -3,7 +3,7 @@ import { UsageError } from './cli-errors';
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** The longest `--since` and `--retry-window`: ten years, far past any queue's or the Service's. */
-export const LONGEST_DURATION = '87600h';
+const LONGEST_DURATION = '87600h';
 
 function milliseconds(text: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());

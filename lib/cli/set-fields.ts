@@ -1,5 +1,5 @@
 import type { EventType } from '../events/catalogue';
-import { fieldsOf } from '../events/family-fields';
+import { fieldsOf } from '../events/fields-of';
 import { unknownFieldReason } from '../events/unknown-field-reason';
 import { unknownNestedField } from '../events/unknown-nested-field';
 import type { Layout } from '../events/webhook-event';

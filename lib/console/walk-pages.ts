@@ -4,7 +4,7 @@ import type { WebhookPage } from './console-wire';
  * A list longer than this is taken for a server that ignores `page`: 1000 pages of 100 is 100 000
  * webhooks, far past any account.
  */
-export const MAX_PAGES = 1000;
+const MAX_PAGES = 1000;
 
 /**
  * Walks the list page after page. Stops on a page that is empty, says it is the last, or holds

@@ -97,7 +97,8 @@ export function resolveReceiverOptions(
   }
   checkMovedOptions(options, where);
   checkOptionKeys(options, [...RECEIVER_OPTION_KEYS, ...extraKeys], where);
-  // Tokens and logger first, so the errors people meet most name this factory's own options.
+  // Credentials (mtls, then bearerTokens) and the logger are read before the router and the dispatch
+  // options: a missing or malformed token is the mistake people make most, so its error comes first.
   const certificates =
     options.mtls === undefined ? undefined : createClientCertificateVerifier(options.mtls, where);
   const verifier =

@@ -1,8 +1,7 @@
 import type { ResolvedLogger } from '../logger';
 import type { DeliveryScheduler } from './delivery-scheduler';
-import { withoutKey } from './emulator-state';
 import type { AttemptRecord, EmulatedDelivery, EmulatorChange } from './emulator-types';
-import { publicView, type StoredWebhook } from './webhook-registry';
+import { publicView, withoutKey, type StoredWebhook } from './webhook-registry';
 
 /** Who hears of the emulator's changes: the web console's streams, the CLI, a test. */
 export class ChangeFeed {

@@ -4,24 +4,8 @@ import { fieldProblem } from './field-problem';
 import { signedRequest } from './signed-request';
 import { ApiProblem } from './api-problem';
 import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
-import type { AuthMethod, EmulatedWebhook, RegisterWebhookInput } from './emulator-types';
-
-/** The emulator's console API account: what a `ConsoleClient` or the CLI signs its requests with. */
-export interface ConsoleAccount {
-  /** The account id, `acct_emulator` unless you chose one. */
-  accountId: string;
-  /** The account's secret key: local, random and throwaway unless you chose one. */
-  secretKey: string;
-}
-
-/** What the console API needs of the emulator. */
-export interface ConsoleBackend {
-  accounts: ReadonlyMap<string, ConsoleAccount>;
-  webhooksOf(accountId: string): EmulatedWebhook[];
-  create(accountId: string, input: RegisterWebhookInput): EmulatedWebhook;
-  remove(accountId: string, id: string): boolean;
-  verify(accountId: string, id: string): { id: string; verified: boolean; status: 200 | 202 } | undefined;
-}
+import type { ConsoleBackend } from './console-backend';
+import type { AuthMethod } from '../console/console-wire';
 
 const notFound = (id: string) =>
   new ApiProblem({
@@ -47,7 +31,7 @@ function parseJson(text: string): unknown {
 /** The console API of spec section 4, as the emulator serves it. */
 export function consoleApi(backend: ConsoleBackend): EmulatorRouter {
   const api = new EmulatorRouter();
-  const check = signedRequest(backend);
+  const check = signedRequest(backend.accounts);
   // The signature covers the exact bytes, so the body is read as text and checked before anything.
   const signed =
     (handle: (req: EmulatorRequest, res: ServerResponse, accountId: string, body: string) => unknown) =>

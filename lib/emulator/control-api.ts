@@ -7,11 +7,12 @@ import { parseScenario } from '../events/parse-scenario';
 import { SCENARIO_VERSION } from '../events/scenario';
 import { ApiProblem } from './api-problem';
 import type { Emulator } from './emulator';
-import { emulatorState, eventView, withoutKey } from './emulator-state';
+import { emulatorState, eventView } from './emulator-state';
 import { EmulatorRouter, sendEmpty, sendJson, type EmulatorRequest } from './emulator-router';
 import { eventsScenario } from './events-scenario';
 import { fieldProblem } from './field-problem';
 import { sseStream } from './sse-stream';
+import { withoutKey } from './webhook-registry';
 
 const triggerBody = z.object({
   type: z.string({ error: 'is required' }),

@@ -1,50 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { checkOptionKeys } from '../check-option-keys';
-import { resolveLogger, type Logger } from '../logger';
+import { resolveLogger } from '../logger';
 import { OptionsError } from '../options-error';
 import { ApiProblem, sendApiProblem } from './api-problem';
-import { consoleApi, type ConsoleAccount } from './console-api';
+import { consoleApi } from './console-api';
+import type { ConsoleAccount } from './console-backend';
 import { controlApi, localOnly } from './control-api';
 import type { EmulatorRouter } from './emulator-router';
 import { watchCertificateExpiry } from './cert-expiry';
 import { Emulator } from './emulator';
-import { resolveEmulatorTls, type EmulatorMtlsOptions, type EmulatorTls } from './emulator-tls';
+import type { EmulatorOptions, ResolvedEmulatorOptions } from './emulator-options';
+import { resolveEmulatorTls } from './emulator-tls';
 import { webConsole } from './web-console/web-console';
-
-/** Options of {@link createEmulator}; an unknown one throws, with a "did you mean". */
-export interface EmulatorOptions {
-  /** Port to listen on, on 127.0.0.1. Defaults to `0` (a free port). */
-  port?: number;
-  /** How long a failing delivery is retried before it is dropped. Defaults to 6 hours, as the Service. */
-  retryWindowMs?: number;
-  /** The wait before the first retry; it doubles with each attempt (with jitter). Defaults to `1_000` ms. */
-  initialBackoffMs?: number;
-  /** The longest wait between attempts. Defaults to 15 minutes. */
-  maxBackoffMs?: number;
-  /** How long one delivery or handshake may take. Defaults to `10_000` ms. */
-  attemptTimeoutMs?: number;
-  /** Delivery attempts in flight at once; the others wait their turn. Defaults to `8`. */
-  maxConcurrentDeliveries?: number;
-  /** The console API account. Defaults to `acct_emulator` with a random secret. */
-  account?: ConsoleAccount;
-  /** Layout A's `source` is `/service/<origin>`. Defaults to `'access-grid'`. */
-  origin?: string;
-  /** Source of retry jitter, in [0, 1). Defaults to `Math.random`. */
-  random?: () => number;
-  /**
-   * Where the emulator says what went wrong (an event no verified webhook receives, and why).
-   * Defaults to warnings on the console; `false` for silence.
-   */
-  logger?: Logger | false;
-  /**
-   * TLS for `https://` webhooks: the CA trusted for receivers' server certificates, and the client
-   * certificate presented to webhooks whose `authMethod` is `'mtls'` (generated at start when not
-   * given; `emulator.clientCertificate` is its PEM). Defaults to the system's CAs and a generated
-   * certificate.
-   */
-  mtls?: EmulatorMtlsOptions;
-}
 
 const KNOWN_KEYS: readonly (keyof EmulatorOptions)[] = [
   'port',
@@ -59,13 +27,6 @@ const KNOWN_KEYS: readonly (keyof EmulatorOptions)[] = [
   'logger',
   'mtls',
 ];
-
-/** The options with their defaults filled in. */
-export type ResolvedEmulatorOptions = Required<
-  Omit<EmulatorOptions, 'account' | 'port' | 'logger' | 'mtls'>
-> & {
-  tls: EmulatorTls;
-};
 
 const fail = (message: string): never => {
   throw new OptionsError('ERR_SW_OPTION', 'createEmulator', message);

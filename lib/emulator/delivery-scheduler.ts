@@ -27,7 +27,7 @@ const ACKNOWLEDGED = new Set([200, 201]);
  * Records kept: an emulator left running for days forgets its oldest attempts and settled deliveries
  * (pending ones are always kept) instead of growing without bound.
  */
-export const KEPT_RECORDS = 10_000;
+const KEPT_RECORDS = 10_000;
 
 /**
  * Delivers events as the Service does (spec 6, rules 6–7): 200 or 201 ends a delivery; anything else,

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { nodeBody } from '../adapters/incoming-message/node-body';
+import { HttpProblem } from '../core/http-problem';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../default-body-timeout';
 import { ApiProblem } from './api-problem';
 
@@ -72,45 +74,25 @@ const aborted = () =>
     headers: CLOSE,
   });
 
+/** The node door's problem for a body it stopped reading, as the emulator answers it. */
+function emulatorProblem(error: unknown, limit: number): unknown {
+  if (!(error instanceof HttpProblem)) return error;
+  if (error.status === 413) return tooLarge(limit);
+  if (error.status === 408) return tooSlow();
+  return aborted();
+}
+
 /**
- * Reads a body as text within `limit` bytes and the receiver's body bound; past either, a problem
- * (the rest is not read), as the receiver's own body reading answers.
+ * Reads a body as text within `limit` bytes and the receiver's body bound, with the receiver's own
+ * reader; past either, a problem (the rest is not read).
  */
-function readText(raw: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(raw.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) return reject(tooLarge(limit));
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = () => {
-      clearTimeout(timer);
-      raw.removeListener('data', onData);
-      raw.removeListener('end', onEnd);
-      raw.removeListener('error', onFailure);
-      raw.removeListener('close', onFailure);
-    };
-    const fail = (problem: ApiProblem) => {
-      stop();
-      raw.pause();
-      reject(problem);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) fail(tooLarge(limit));
-      else chunks.push(chunk);
-    };
-    const onEnd = () => {
-      stop();
-      resolve(Buffer.concat(chunks, size).toString('utf8'));
-    };
-    // 'close' before 'end', or an error: the client went away mid-body.
-    const onFailure = () => fail(aborted());
-    const timer = setTimeout(() => fail(tooSlow()), DEFAULT_BODY_TIMEOUT_MS);
-    raw.on('data', onData);
-    raw.on('end', onEnd);
-    raw.on('error', onFailure);
-    raw.on('close', onFailure);
-  });
+async function readText(raw: IncomingMessage, limit: number): Promise<string> {
+  try {
+    const bytes = await nodeBody(raw).read(limit, DEFAULT_BODY_TIMEOUT_MS);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  } catch (error) {
+    throw emulatorProblem(error, limit);
+  }
 }
 
 /**

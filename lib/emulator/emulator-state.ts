@@ -1,6 +1,7 @@
 import type { DeliveryEnvelope } from '../events/build-event';
 import type { Emulator } from './emulator';
 import type { AttemptRecord, EmulatedDelivery, EmulatedWebhook } from './emulator-types';
+import { withoutKey } from './webhook-registry';
 
 /** One event as the web console and `service-webhooks events` show it. */
 export interface EventView {
@@ -59,11 +60,6 @@ export interface EmulatorState {
 
 /** How many events a state answer carries. */
 const SHOWN_EVENTS = 200;
-
-export const withoutKey = ({
-  privateKey: _p,
-  ...webhook
-}: EmulatedWebhook): Omit<EmulatedWebhook, 'privateKey'> => webhook;
 
 /** One event with its deliveries and attempts. */
 export function eventView(emulator: Emulator, event: DeliveryEnvelope): EventView {

@@ -1,8 +1,7 @@
 import type { EventType } from '../events/catalogue';
 import type { DeliveryEnvelope } from '../events/build-event';
 
-/** How the emulator authenticates deliveries to a webhook: its bearer token, or its TLS client certificate. */
-export type AuthMethod = 'bearer_token' | 'mtls';
+import type { AuthMethod } from '../console/console-wire';
 
 /** What the last handshake to a webhook's URL got back. */
 export interface HandshakeRecord {
@@ -164,3 +163,14 @@ export type EmulatorChange =
       /** The delivery, without its envelope. */
       delivery: Omit<EmulatedDelivery, 'envelope'>;
     };
+
+/** What one POST to a receiver got back, over fetch or node:https. */
+export interface OutboundResult {
+  status: number | null;
+  error: string | null;
+  /** The answer parsed as JSON, else its text. */
+  body: unknown;
+  /** The answer's text, cut at 8 KiB. */
+  text: string | null;
+  headers: Record<string, string>;
+}

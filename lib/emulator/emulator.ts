@@ -7,9 +7,8 @@ import type { ResolvedLogger } from '../logger';
 import { buildCatalogueEvent, type DeliveryEnvelope } from '../events/build-event';
 import { certExpiringData } from './cert-expiry';
 import { ChangeFeed } from './change-feed';
-import type { ConsoleAccount, ConsoleBackend } from './console-api';
-import { consoleBackend } from './console-backend';
-import type { ResolvedEmulatorOptions } from './create-emulator';
+import { consoleBackend, type ConsoleAccount, type ConsoleBackend } from './console-backend';
+import type { ResolvedEmulatorOptions } from './emulator-options';
 import { DeliveryScheduler } from './delivery-scheduler';
 import type {
   AttemptRecord,

@@ -1,11 +1,12 @@
-export { createEmulator, type EmulatorOptions } from './create-emulator';
+export { createEmulator } from './create-emulator';
+export type { EmulatorOptions } from './emulator-options';
 export type { EmulatorMtlsOptions } from './emulator-tls';
 export { Emulator, type EmitOptions } from './emulator';
 export type { DeliveryFilter, WaitOptions } from './wait-until';
-export type { ConsoleAccount } from './console-api';
+export type { ConsoleAccount } from './console-backend';
+export type { AuthMethod } from '../console/console-wire';
 export type {
   AttemptRecord,
-  AuthMethod,
   EmulatedDelivery,
   DeliveryState,
   EmitResult,

@@ -2,22 +2,12 @@ import { readBoundedText } from '../read-bounded-text';
 import type { DeliveryEnvelope } from '../events/build-event';
 import { DELIVERY_HEADERS } from '../events/delivery-headers';
 import type { EmulatorTls } from './emulator-tls';
-import type { EmulatedWebhook, HandshakeRecord } from './emulator-types';
+import type { EmulatedWebhook, HandshakeRecord, OutboundResult } from './emulator-types';
 import { postOverTls } from './tls-delivery';
 
 const ANSWER_LIMIT = 64 * 1024;
 /** How much of an answer an attempt record keeps, for people to read. */
 const KEPT_ANSWER = 8 * 1024;
-
-export interface OutboundResult {
-  status: number | null;
-  error: string | null;
-  /** The answer parsed as JSON, else its text. */
-  body: unknown;
-  /** The answer's text, cut at 8 KiB. */
-  text: string | null;
-  headers: Record<string, string>;
-}
 
 function authHeaders(webhook: EmulatedWebhook): Record<string, string> {
   return webhook.authMethod === 'bearer_token' ? { Authorization: `Bearer ${webhook.privateKey}` } : {};

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { verifyPayloadSignature } from '../console/sign-payload';
 import { ApiProblem } from './api-problem';
-import type { ConsoleBackend } from './console-api';
+import type { ConsoleAccount } from './console-backend';
 import type { EmulatorRequest } from './emulator-router';
 
 const unauthorized = (detail: string) =>
@@ -23,13 +23,15 @@ const REFUSED =
  * proves. An unknown account and a wrong signature get the same answer, after the same work: the 401
  * must not tell which accounts exist.
  */
-export function signedRequest(backend: ConsoleBackend): (req: EmulatorRequest, body: string) => string {
+export function signedRequest(
+  accounts: ReadonlyMap<string, ConsoleAccount>,
+): (req: EmulatorRequest, body: string) => string {
   return function signedRequest(req, body) {
     const text = signedText(req, body);
     if (text === undefined)
       throw unauthorized('GET and DELETE must carry the signed payload as sig_payload.');
     const accountId = req.header('X-ACCT-ID');
-    const account = accountId === undefined ? undefined : backend.accounts.get(accountId);
+    const account = accountId === undefined ? undefined : accounts.get(accountId);
     const signed = verifyPayloadSignature(
       text,
       account?.secretKey ?? NO_ACCOUNT_SECRET,

@@ -1,7 +1,8 @@
 import https from 'node:https';
 import type { ConnectionOptions } from 'node:tls';
+import { nodeBody } from '../adapters/incoming-message/node-body';
 import type { EmulatorTls } from './emulator-tls';
-import type { OutboundResult } from './outbound';
+import type { OutboundResult } from './emulator-types';
 
 const ANSWER_LIMIT = 64 * 1024;
 const KEPT_ANSWER = 8 * 1024;
@@ -81,37 +82,39 @@ export function postOverTls(
       resolve(fail(error.code === 'TIMEOUT' ? `timed out after ${timeoutMs} ms` : tlsFailureReason(error)));
     });
     req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      // An answer cut short errors here and then closes: the 'close' below settles the attempt.
+      // An answer cut short errors after the read below has settled: nothing more to do with it.
       res.on('error', () => undefined);
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        // A receiver's answer is only read to show it and to check a handshake echo: it is cut, not kept whole.
-        if (size <= ANSWER_LIMIT) chunks.push(chunk);
-        else res.destroy();
-      });
-      res.on('close', () => {
-        clearTimeout(timer);
-        const text = size <= ANSWER_LIMIT ? Buffer.concat(chunks).toString('utf8') : '';
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // not JSON: kept as text
-        }
-        const answerHeaders: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value !== undefined) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
-        }
-        resolve({
-          status: res.statusCode ?? null,
-          error: null,
-          body: parsed,
-          text: text.slice(0, KEPT_ANSWER),
-          headers: answerHeaders,
+      // A receiver's answer is only read to show it and to check a handshake echo: one too large,
+      // cut short or too slow shows nothing, as over fetch.
+      void nodeBody(res)
+        .read(ANSWER_LIMIT, timeoutMs)
+        .then(
+          (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+          () => {
+            res.destroy();
+            return '';
+          },
+        )
+        .then((text) => {
+          clearTimeout(timer);
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON: kept as text
+          }
+          const answerHeaders: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          resolve({
+            status: res.statusCode ?? null,
+            error: null,
+            body: parsed,
+            text: text.slice(0, KEPT_ANSWER),
+            headers: answerHeaders,
+          });
         });
-      });
     });
     req.end(body);
   });

@@ -11,6 +11,12 @@ export type StoredWebhook = EmulatedWebhook & { accountId: string };
 /** A webhook as the emulator's callers see it: without the account it belongs to. */
 export const publicView = ({ accountId: _a, ...webhook }: StoredWebhook): EmulatedWebhook => ({ ...webhook });
 
+/** A webhook as the web console and the control API show it: without its token. */
+export const withoutKey = ({
+  privateKey: _p,
+  ...webhook
+}: EmulatedWebhook): Omit<EmulatedWebhook, 'privateKey'> => webhook;
+
 const UPDATE_KEYS = ['name', 'url', 'subscribedEvents', 'privateKey'];
 const TOKEN = /^[A-Za-z0-9\-._~+/=]{16,512}$/;
 

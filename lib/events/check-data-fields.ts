@@ -1,5 +1,5 @@
 import type { EventType } from './catalogue';
-import { fieldsOf } from './family-fields';
+import { fieldsOf } from './fields-of';
 import { unknownFieldReason } from './unknown-field-reason';
 import { unknownNestedField } from './unknown-nested-field';
 import type { Layout } from './webhook-event';

@@ -6,7 +6,6 @@ import {
   type EventType,
 } from './catalogue';
 import { DATA_FIELD_FAMILIES, EVENT_DATA_FIELDS } from './data-schemas';
-import type { Layout } from './webhook-event';
 
 type FieldFamilies = typeof DATA_FIELD_FAMILIES;
 /** The fields spec 2.2 names family `F` for (from {@link DATA_FIELD_FAMILIES}, the one list of them). */
@@ -67,9 +66,4 @@ export function layoutBFieldsOf(type: EventType): readonly string[] {
   fields.push('access_pass_id', 'card_number', 'site_code', 'file_data');
   if (type.startsWith('ag.access_pass.devices.')) fields.push('device');
   return fields;
-}
-
-/** The data fields of `type` in `layout`. */
-export function fieldsOf(type: EventType, layout: Layout): readonly string[] {
-  return layout === 'A' ? dataFieldsOf(type) : layoutBFieldsOf(type);
 }

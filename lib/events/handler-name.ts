@@ -1,7 +1,7 @@
 import { OptionsError } from '../options-error';
 
 /** The longest handler name: it is part of a store key and a metrics label. */
-export const MAX_HANDLER_NAME_LENGTH = 128;
+const MAX_HANDLER_NAME_LENGTH = 128;
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;

@@ -3,7 +3,7 @@ import { parseScenario } from './parse-scenario';
 import type { Scenario } from './scenario';
 
 /** A scenario file larger than this is refused before it is read. */
-export const SCENARIO_FILE_LIMIT = 64 * 1024 * 1024;
+const SCENARIO_FILE_LIMIT = 64 * 1024 * 1024;
 
 /** Reads and checks a scenario file (see `parseScenario`); every error names the file. */
 export function loadScenario(file: string, where: string): Scenario {

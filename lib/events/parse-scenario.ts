@@ -49,7 +49,7 @@ function scenarioSchema(): Zod.ZodType {
 }
 
 /** `deliveries[2].event.type`: where in the file, as a person finds it. */
-export function scenarioPath(path: readonly PropertyKey[]): string {
+function scenarioPath(path: readonly PropertyKey[]): string {
   let text = '';
   for (const part of path)
     text += typeof part === 'number' ? `[${part}]` : `${text === '' ? '' : '.'}${String(part)}`;

@@ -1,6 +1,7 @@
 import { didYouMean } from '../did-you-mean';
 import { EVENT_TYPES, familyOf, type EventType } from './catalogue';
-import { dataFieldsOf, fieldsOf } from './family-fields';
+import { dataFieldsOf } from './family-fields';
+import { fieldsOf } from './fields-of';
 import type { Layout } from './webhook-event';
 
 /** Each layout's names for what the other layout calls `key` (spec 2.4 and 9: the one mapping between them). */

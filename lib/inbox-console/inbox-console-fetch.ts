@@ -1,3 +1,4 @@
+import { DEFAULT_BODY_TIMEOUT_MS } from '../default-body-timeout';
 import type { JobRecord } from '../inbox/inbox';
 import { readBoundedText } from '../read-bounded-text';
 import { consoleCore } from './console-core';
@@ -78,7 +79,7 @@ export function inboxConsoleFetch(options: InboxConsoleOptions<Request>): InboxC
         base,
         header: (name) => request.headers.get(name) ?? undefined,
         remoteAddress: connection?.remoteAddress,
-        readBody: (limit) => readBoundedText(request, limit),
+        readBody: (limit) => readBoundedText(request, limit, DEFAULT_BODY_TIMEOUT_MS),
         raw: request,
       });
     if ('stream' in answer)

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { nodeBody } from '../adapters/incoming-message/node-body';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../default-body-timeout';
 import type { JobRecord } from '../inbox/inbox';
 import { consoleCore } from './console-core';
 import { consoleProblem } from './console-problem';
@@ -17,29 +19,10 @@ export interface InboxConsoleHandler {
   close(): void;
 }
 
-/** Reads a form body of at most `limit` bytes, rejecting (and pausing the socket) past it. */
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      reject(new Error('too large'));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-      else {
-        req.removeListener('data', onData);
-        req.pause();
-        reject(new Error('too large'));
-      }
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-  });
+/** A form body of at most `limit` bytes within the receiver's body bound, read as the node doors do. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const bytes = await nodeBody(req).read(limit, DEFAULT_BODY_TIMEOUT_MS);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
 function nodeSink(req: IncomingMessage, res: ServerResponse): EventSink {

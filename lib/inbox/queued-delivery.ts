@@ -2,7 +2,7 @@ import type { AnyWebhookEvent } from '../events/webhook-event';
 import { nodeCrypto } from '../lazy-crypto';
 
 /** The request headers a queued delivery keeps for `ctx.header` in the worker: never credentials. */
-export const KEPT_HEADERS = [
+const KEPT_HEADERS = [
   'user-agent',
   'content-type',
   'traceparent',

@@ -7,7 +7,7 @@ export type PresentedCertificate =
   | { kind: 'certificate'; leaf: X509Certificate; intermediates: X509Certificate[]; tlsVerified?: boolean };
 
 /** The longest header value read; a certificate chain fits well within it. */
-export const MAX_HEADER_LENGTH = 32 * 1024;
+const MAX_HEADER_LENGTH = 32 * 1024;
 
 /** A header value, or a refusal when it is longer than the bound (it is then never parsed). */
 export function boundedHeader(

@@ -31,7 +31,7 @@ export function isDeadLetterData(value: unknown): value is DeadLetterData {
   );
 }
 
-export function deadLetterOf(data: DeadLetterData): DeadLetter {
+export function deadLetterFromData(data: DeadLetterData): DeadLetter {
   const handlers = handlerStatesOf(data.handlers);
   return {
     ...(handlers === undefined ? {} : { handlers }),

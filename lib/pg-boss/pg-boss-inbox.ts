@@ -3,7 +3,7 @@ import { rateLimitedLog } from '../rate-limited-log';
 import { resolveLogger, type Logger } from '../logger';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
-import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
+import { DEAD_LETTER_RETENTION_SECONDS } from '../inbox/dead-letter-retention';
 import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
 import {
@@ -22,7 +22,7 @@ import { replayStates } from '../inbox/handler-states';
 import { checkTransactions, inTransaction } from './in-transaction';
 import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 import { checkSchemaName } from './check-schema-name';
-import { deadLetterOf } from './dead-letter-data';
+import { deadLetterFromData } from './dead-letter-data';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, databaseNow, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
@@ -71,10 +71,8 @@ export interface PgBossInboxOptions {
 const KEYS = ['boss', 'connectionString', 'name', 'schema', 'expireInSeconds', 'logger', 'maxDepth'];
 const WHERE = 'pgBossInbox';
 const NAME = /^[\w.-]{1,50}$/;
-/** Dead letters are kept this long (pg-boss deletes queued jobs older than their retention). */
-const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
 /** A finished job is kept this long: a day more than a dead letter, so a dead-lettered job outlives it. */
-const TOMBSTONE_SECONDS = DEAD_RETENTION_SECONDS + 24 * 60 * 60;
+const TOMBSTONE_SECONDS = DEAD_LETTER_RETENTION_SECONDS + 24 * 60 * 60;
 /** pg-boss never fails a job for good on its own: the worker decides when it is exhausted. */
 const RETRY_LIMIT = 1_000_000;
 /** How many dead letters a replay reads at once: memory stays bounded however many match. */
@@ -137,7 +135,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       // A replayed dead letter is re-created by pg-boss from the queue's settings, not the send's.
       const settings = { retryLimit: RETRY_LIMIT, retryDelay: 1, deleteAfterSeconds: TOMBSTONE_SECONDS };
       await ensureQueue(b, name, settings, { expireInSeconds });
-      await ensureQueue(b, dead, { retentionSeconds: DEAD_RETENTION_SECONDS });
+      await ensureQueue(b, dead, { retentionSeconds: DEAD_LETTER_RETENTION_SECONDS });
       await checkReadSchema(b, schema, WHERE);
       return b;
     })().catch((error: unknown) => {
@@ -178,7 +176,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   async function replayHandlers(b: PgBoss, id: string, names: readonly string[]): Promise<number> {
     checkTransactions(b, 'inbox.replay');
     const jobs = await findDeadJobs(b, schema, dead, { eventId: id, limit: MAX_DEAD_LETTERS });
-    for (const job of jobs) checkReplayHandlers(deadLetterOf(job.data), names, routers);
+    for (const job of jobs) checkReplayHandlers(deadLetterFromData(job.data), names, routers);
     let replayed = 0;
     for (const job of jobs) {
       await inTransaction(b, async (db) => {
@@ -219,7 +217,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     async deadLetters(options): Promise<DeadLetter[]> {
       const query = checkDeadLettersQuery(options);
       const jobs = await findDeadJobs(await boss(), schema, dead, query);
-      return jobs.map((j) => deadLetterOf(j.data));
+      return jobs.map((j) => deadLetterFromData(j.data));
     },
     async issues(query) {
       return findIssues(await boss(), schema, dead, checkIssuesQuery(query));

@@ -4,7 +4,7 @@ import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
 import { issueRefsOf } from '../inbox/inbox-issue';
-import { DEAD_LETTER_RETENTION_MS } from '../inbox/dead-letter-retention';
+import { DEAD_LETTER_RETENTION_SECONDS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { engineErrorLog } from '../inbox/worker/engine-error-log';
@@ -13,9 +13,6 @@ import { holdQueue, queueHeldFor } from './queue-hold';
 import { startWindow } from '../inbox/worker-rate';
 import { checkTransactions, inTransaction } from './in-transaction';
 import { jobHandlersOf, withoutHandlers, type HandlerStates } from '../inbox/handler-states';
-
-/** How long a dead letter is kept. */
-const DEAD_RETENTION_SECONDS = DEAD_LETTER_RETENTION_MS / 1000;
 
 /** This try of `job`: pg-boss settles it only while the job is still this claim's. */
 const attemptOf = (job: PgBossJob) => ({ id: job.id, retryCount: job.retryCount });
@@ -147,7 +144,7 @@ export function startPgBossWorker(
       // job does the same).
       if (!affected(await boss.cancel(name, attemptOf(job), { db }))) return false;
       // The dead letter's id is the job's: one already there (left by an older version) is kept.
-      await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_RETENTION_SECONDS, db });
+      await boss.send(dead, data, { id: job.id, retentionSeconds: DEAD_LETTER_RETENTION_SECONDS, db });
       return true;
     });
   }

@@ -3,7 +3,7 @@ import { checkDeadLettersQuery, checkIssuesQuery } from '../inbox/check-dead-let
 import { findIssues } from './pg-boss-issue-reads';
 import type { Inbox } from '../inbox/inbox';
 import { checkSchemaName } from './check-schema-name';
-import { deadLetterOf } from './dead-letter-data';
+import { deadLetterFromData } from './dead-letter-data';
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, findDeadJobs, readStatus } from './pg-boss-reads';
 import { readOnlyDb } from './read-only-db';
@@ -59,7 +59,7 @@ export function readOnlyPgBossInbox(options: {
     async deadLetters(query) {
       const checked = checkDeadLettersQuery(query);
       const jobs = await findDeadJobs(await boss(), schema, dead, checked);
-      return jobs.map((j) => deadLetterOf(j.data));
+      return jobs.map((j) => deadLetterFromData(j.data));
     },
     issues: async (query) => findIssues(await boss(), schema, dead, checkIssuesQuery(query)),
     status: async () => {

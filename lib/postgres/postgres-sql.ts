@@ -75,10 +75,10 @@ CREATE INDEX IF NOT EXISTS ${handlerIndex} ON ${handlers} (expires_at);`;
 }
 
 /** The table of handlers' recorded successes, one row per event and handler, beside the store's own. */
-export const handlerTable = (table: string) => `${table}_handlers`;
+const handlerTable = (table: string) => `${table}_handlers`;
 
 /** The table of entity leases and newest positions, beside the store's own. */
-export const entityTable = (table: string) => `${table}_entities`;
+const entityTable = (table: string) => `${table}_entities`;
 
 /** `DELETE` up to $1 expired rows; SKIP LOCKED, so two instances cleaning at once share the work. */
 const cleanupOf = (table: string) => `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(

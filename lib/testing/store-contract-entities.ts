@@ -39,7 +39,7 @@ export function entityCalls(store: IdempotencyStore, key: string): Record<string
 }
 
 /** The `second`th second of one minute, and an id: positions that sort by time, then id. */
-export const at = (second: number, eventId: string): EntityPosition => ({
+const at = (second: number, eventId: string): EntityPosition => ({
   time: sortableTime(`2026-11-24T10:00:${String(second).padStart(2, '0')}Z`) as string,
   eventId,
 });

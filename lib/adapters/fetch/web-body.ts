@@ -1,6 +1,7 @@
 import { bodyProblems } from '../../core/problems';
 import { HttpProblem } from '../../core/http-problem';
 import type { BodySource } from '../../core/webhook-request';
+import { BodyTimeoutError, BodyTooLargeError, readBoundedBytes } from '../../read-bounded-text';
 
 /** A Fetch `Request` body, read chunk by chunk so a limit or a timeout cancels it early. */
 export function webBody(request: Request): BodySource {
@@ -21,34 +22,13 @@ export function webBody(request: Request): BodySource {
             'The request body was already read before the receiver; route the request to it before anything reads the body.',
         });
       }
-      const reader = request.body?.getReader();
-      if (reader === undefined) return new Uint8Array(0);
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        reader.cancel().catch(() => undefined);
-      }, timeoutMs);
-      const chunks: Uint8Array[] = [];
-      let size = 0;
       try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          size += value.byteLength;
-          if (size > limit) {
-            reader.cancel().catch(() => undefined);
-            throw bodyProblems.tooLarge(limit);
-          }
-          chunks.push(value);
-        }
+        return await readBoundedBytes(request.body, limit, timeoutMs);
       } catch (error) {
-        if (timedOut) throw bodyProblems.timeout(timeoutMs);
-        throw error instanceof Error && error.name === 'HttpProblem' ? error : bodyProblems.unreadable();
-      } finally {
-        clearTimeout(timer);
+        if (error instanceof BodyTooLargeError) throw bodyProblems.tooLarge(limit);
+        if (error instanceof BodyTimeoutError) throw bodyProblems.timeout(timeoutMs);
+        throw bodyProblems.unreadable();
       }
-      if (timedOut) throw bodyProblems.timeout(timeoutMs);
-      return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
     },
   };
 }

@@ -35,7 +35,7 @@ export interface ServiceWebhooksModuleOptions extends Omit<ReceiverOptions, 'rou
 
 export const WHERE = 'ServiceWebhooksModule';
 const OWN_KEYS = ['path', 'worker', 'shutdownTimeoutMs'] as const;
-export const MODULE_OPTION_KEYS: readonly string[] = [...RECEIVER_OPTION_KEYS, 'router', ...OWN_KEYS];
+const MODULE_OPTION_KEYS: readonly string[] = [...RECEIVER_OPTION_KEYS, 'router', ...OWN_KEYS];
 
 /** The module's options, checked once (the receiver's with its own rules), with their defaults. */
 export interface ResolvedModuleOptions {

@@ -13,7 +13,7 @@ const VALID_CHALLENGE = /^[\x21-\x7e]{1,512}$/;
 /** The handshake may come before any token is checked, so its body is kept small. */
 const HANDSHAKE_BODY_LIMIT = 4096;
 
-export interface HandshakeOptions {
+interface HandshakeSettings {
   /** Checks the handshake's bearer token when it carries one (or always, with `requireToken`). */
   verifier: TokenVerifier | undefined;
   requireToken: boolean;
@@ -93,7 +93,7 @@ function echo(challenge: string): Answer {
   };
 }
 
-function refuse(check: Exclude<TokenCheck, 'valid'>, options: HandshakeOptions): never {
+function refuse(check: Exclude<TokenCheck, 'valid'>, options: HandshakeSettings): never {
   options.warn(
     'warn',
     `handshake-${check}`,
@@ -111,7 +111,7 @@ function refuse(check: Exclude<TokenCheck, 'valid'>, options: HandshakeOptions):
  */
 export function answerHandshake(
   request: WebhookRequest,
-  options: HandshakeOptions,
+  options: HandshakeSettings,
 ): Promise<Answer> | undefined {
   const headerValue = request.header(CHALLENGE_HEADER);
   if (request.method !== 'POST' || headerValue === undefined) return undefined;

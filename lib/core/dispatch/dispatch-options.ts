@@ -65,7 +65,7 @@ export interface ResolvedDispatchOptions {
 }
 
 /** Clocks that disagree by more than this are broken, not skewed; a few minutes is the default. */
-export const DEFAULT_MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
+const DEFAULT_MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
 
 /** The Service's 6-hour retry window and a margin: no delivery of an event comes again after it. */
 export const RETRY_WINDOW_MS = 7 * 60 * 60 * 1000;

@@ -13,7 +13,7 @@ export const STORE_METHODS = ['claim', 'markDone', 'release', 'get'] as const;
 const IDEMPOTENCY_KEYS = ['store', 'scope', 'leaseMs', 'retentionMs', 'timeoutMs'] as const;
 
 /** The flat names of 0.x before issue 23, and where each lives now. */
-export const MOVED_OPTIONS: Readonly<Record<string, string>> = {
+const MOVED_OPTIONS: Readonly<Record<string, string>> = {
   name: 'idempotency: { scope }',
   leaseMs: 'idempotency: { leaseMs }',
   retentionMs: 'idempotency: { retentionMs }',

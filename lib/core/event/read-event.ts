@@ -30,7 +30,7 @@ export interface ReadEvent {
 }
 
 /** An event that breaks spec rules 2–5, answered 400 by a strict receiver: the first one named. */
-export function ruleProblem(violations: readonly RuleViolation[]): HttpProblem {
+function ruleProblem(violations: readonly RuleViolation[]): HttpProblem {
   const [first] = violations as [RuleViolation];
   return new HttpProblem({
     status: 400,
@@ -43,7 +43,7 @@ export function ruleProblem(violations: readonly RuleViolation[]): HttpProblem {
 }
 
 /** An event that breaks the rules is the sender's fault: 400, naming the field. */
-export function invalidEventProblem(error: InvalidEventError): HttpProblem {
+function invalidEventProblem(error: InvalidEventError): HttpProblem {
   return new HttpProblem({
     status: 400,
     slug: error.slug,

@@ -45,7 +45,7 @@ export const CONSOLE_HTML = `<!doctype html>
 </html>
 `;
 
-export const CONSOLE_CSS = `
+export const EMULATOR_CONSOLE_CSS = `
 body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1b1f24; background: #f6f7f9; }
 header { background: #1f2937; color: #f9fafb; padding: .8rem 1.5rem; }
 header h1 { font-size: 1.2rem; margin: 0; } header p { margin: .2rem 0 0; color: #d1d5db; }

@@ -2,7 +2,7 @@
  * The web console's script, plain browser JavaScript with no build step. It renders the state from
  * `/_emulator/state` again on each server-sent change; open payloads and answers stay open.
  */
-export const CONSOLE_JS = String.raw`'use strict';
+export const EMULATOR_CONSOLE_JS = String.raw`'use strict';
 (function () {
   var open = new Set();
   var pending = null;

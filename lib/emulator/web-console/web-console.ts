@@ -2,8 +2,8 @@ import type { Emulator } from '../emulator';
 import { emulatorState } from '../emulator-state';
 import { EmulatorRouter, sendText } from '../emulator-router';
 import { firstPaint } from './first-paint';
-import { CONSOLE_CSS } from './console-page';
-import { CONSOLE_JS } from './console-script';
+import { EMULATOR_CONSOLE_CSS } from './console-page';
+import { EMULATOR_CONSOLE_JS } from './console-script';
 
 const SECURITY_HEADERS = {
   'Cache-Control': 'no-store',
@@ -26,7 +26,7 @@ export function webConsole(emulator: Emulator): EmulatorRouter {
       )
       // Browsers ask for it on their own; an icon of nothing, not a 404 in the console's network log.
       .get('/favicon.ico', (_req, res) => sendText(res, 200, 'image/svg+xml', FAVICON, SECURITY_HEADERS))
-      .get('/_console/console.css', serve('text/css', CONSOLE_CSS))
-      .get('/_console/console.js', serve('text/javascript', CONSOLE_JS))
+      .get('/_console/console.css', serve('text/css', EMULATOR_CONSOLE_CSS))
+      .get('/_console/console.js', serve('text/javascript', EMULATOR_CONSOLE_JS))
   );
 }
