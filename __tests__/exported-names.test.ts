@@ -113,10 +113,6 @@ function usedNames(files: readonly string[]): Set<string> {
  * `export` or uses it. An entry here that is used (or gone) fails, so the list only shrinks.
  */
 const UNUSED_LEFT: Record<string, string> = {
-  'lib/core/dispatch/inbox-worker-core.ts#errorMessage': 'moving to lib/inbox/worker/',
-  'lib/core/dispatch/inbox-worker-core.ts#nextStates': 'moving to lib/inbox/worker/',
-  'lib/core/with-timeout.ts#TimeoutError': 'moving to lib/',
-  'lib/inbox/issue-tally.ts#SAMPLES': 'the issue tally is being reworked',
   'lib/inbox-console/action-token.ts#TOKEN_LIFETIME_MS': 'the inbox console is being reworked',
   'lib/inbox-console/dead-letter-rows.ts#letterHref': 'the inbox console is being reworked',
   'lib/inbox-console/inbox-console.ts#writeAnswer': 'the inbox console is being reworked',
@@ -132,7 +128,7 @@ const CLASHES_LEFT: Record<string, string> = {
   // The public mTLS verifier, loaded on first use: the lazy one is the same function, not another.
   createClientCertificateVerifier: 'lib/lazy-mtls.ts wraps lib/mtls/create-client-certificate-verifier.ts',
   HandlerRun:
-    "core/dispatch/queued-handlers.ts (a worker file, moving to lib/inbox/worker/) against core's public record",
+    "inbox/worker/run-queued-event.ts (the worker's) against core's public record",
   HandlerState:
     'inbox-console/newer-fields.ts reads a newer engine field; the inbox console is being reworked',
   MAX_STREAM_BUFFER: "the emulator's and the inbox console's stream bound, one idea held twice",

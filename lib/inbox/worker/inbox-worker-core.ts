@@ -98,7 +98,7 @@ function schedule(backoff: InboxBackoff | undefined, where: string): (attempt: n
 }
 
 /** The message kept for a failed try: an Error's message, never the event. */
-export function errorMessage(error: unknown): string {
+function errorMessage(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 2000);
   return `a handler threw a ${typeof error}, not an Error`;
 }
@@ -119,7 +119,7 @@ function ranThisTry(states: HandlerStates, outcomes: HandlerOutcomes): JobRecord
 }
 
 /** The handlers' states after a try: those it ran counted, those known done marked so. */
-export function nextStates(states: HandlerStates | undefined, outcomes: HandlerOutcomes): HandlerStates {
+function nextStates(states: HandlerStates | undefined, outcomes: HandlerOutcomes): HandlerStates {
   const next: HandlerStates = { ...states };
   for (const name of outcomes.before)
     if (next[name]?.ok !== true) next[name] = { ok: true, attempts: next[name]?.attempts ?? 0 };

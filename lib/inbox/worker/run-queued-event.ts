@@ -299,7 +299,7 @@ export interface QueuedHandlers {
  * handler's name once it succeeded, before the try ends. `ctx.attempt` is the handler's own try
  * number: the tries of the job that ran it before, plus one.
  */
-export function queuedHandlers(
+function queuedHandlers(
   matched: MatchedHandlers,
   job: JobHandlers,
   succeeded: readonly string[],
