@@ -127,8 +127,7 @@ const UNUSED_LEFT: Record<string, string> = {
 const CLASHES_LEFT: Record<string, string> = {
   // The public mTLS verifier, loaded on first use: the lazy one is the same function, not another.
   createClientCertificateVerifier: 'lib/lazy-mtls.ts wraps lib/mtls/create-client-certificate-verifier.ts',
-  HandlerRun:
-    "inbox/worker/run-queued-event.ts (the worker's) against core's public record",
+  HandlerRun: "inbox/worker/run-queued-event.ts (the worker's) against core's public record",
   HandlerState:
     'inbox-console/newer-fields.ts reads a newer engine field; the inbox console is being reworked',
   MAX_STREAM_BUFFER: "the emulator's and the inbox console's stream bound, one idea held twice",
