@@ -133,7 +133,8 @@ export interface AckRound {
 }
 
 async function round(kind: AckKind, url: string, seconds: number): Promise<AckRound> {
-  const child = fork(__filename, ['--serve', kind, url], { stdio: 'inherit' });
+  // The child's stdout goes to stderr: with --json, this process's stdout is the parent's JSON.
+  const child = fork(__filename, ['--serve', kind, url], { stdio: ['ignore', 2, 2, 'ipc'] });
   pin(child.pid, SERVER_CPU);
   try {
     const { port } = await message<{ port: number }>(child, 'port');
