@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { isQueuedDelivery, jobIdFor, queuedDelivery, jsonText } from '../lib/inbox/queued-delivery';
@@ -54,6 +55,22 @@ describe('jobIdFor', () => {
     expect(new Set(ids).size).toBe(keys.length);
     expect(keys.map(jobIdFor)).toEqual(ids);
     expect(ids.some((id) => id.includes(':'))).toBe(false);
+  });
+
+  // A redelivery reaches receivers of other versions and runtimes sharing one queue: the same key
+  // must be the same job on each, whether its runtime has the one-shot crypto.hash or not.
+  it.each([
+    ['0:20:/service/access-grid3:evt_1', 'ea010dbb-192a-82ba-b295-d58b4d191250'],
+    ['clé é', '19769b1b-0fcb-8942-84b5-e4a18e9446ce'],
+  ])('gives %p the job id it always had, with and without crypto.hash', (key, id) => {
+    expect(jobIdFor(key)).toBe(id);
+    const original = crypto.hash;
+    Object.assign(crypto, { hash: undefined });
+    try {
+      expect(jobIdFor(key)).toBe(id);
+    } finally {
+      Object.assign(crypto, { hash: original });
+    }
   });
 });
 

@@ -102,9 +102,14 @@ async function listener(kind: Kind): Promise<http.RequestListener> {
   }
 }
 
-async function main(): Promise<void> {
-  const kind = process.argv[2] as Kind;
-  const inner = await listener(kind);
+/**
+ * Serves `inner` on a free port: reports the port, then its CPU time and request count between the
+ * parent's 'start' and 'stop' messages; 'exit' closes it (and `close`, what it holds).
+ */
+export async function serveMeasured(
+  inner: http.RequestListener,
+  close: () => Promise<void> = async () => undefined,
+): Promise<void> {
   let requests = 0;
   const server = http.createServer((req, res) => {
     requests++;
@@ -127,7 +132,7 @@ async function main(): Promise<void> {
       });
     } else if (message === 'exit') {
       server.closeAllConnections();
-      server.close(() => process.exit(0));
+      server.close(() => void close().finally(() => process.exit(0)));
     }
   });
   const { port } = server.address() as AddressInfo;
@@ -136,4 +141,4 @@ async function main(): Promise<void> {
   else process.send({ port });
 }
 
-if (require.main === module) void main();
+if (require.main === module) void listener(process.argv[2] as Kind).then((inner) => serveMeasured(inner));

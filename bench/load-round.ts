@@ -23,7 +23,7 @@ const SERVER_CPU = 1;
 const LOAD_CPU = 0;
 
 /** `taskset` where it exists (util-linux); elsewhere the scheduler decides, as before. */
-function pin(pid: number | undefined, cpu: number): void {
+export function pin(pid: number | undefined, cpu: number): void {
   if (pid === undefined || os.cpus().length < 2) return;
   spawnSync('taskset', ['-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
 }

@@ -5,6 +5,7 @@
 //   npm run bench -- --instructions  instructions per request under callgrind, ours vs octokit
 //   npm run bench -- --rounds 5 --seconds 5
 //   node .bench-build/bench/inbox-bench.js   sync vs the durable inbox only (after npm run bench built it)
+//   node .bench-build/bench/inbox-ack-bench.js   the inbox's acknowledgement vs a bare queue.add / boss.send only
 //   node .bench-build/bench/burst-bench.js   the 10× burst, with and without maxInFlight, only
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { freePort } from '../__tests__/support/server-binary';
 import { KINDS, type Kind } from './bench-server';
 import { coldStart } from './cold-start';
+import { ackGoals, type AckBench } from './inbox-ack-bench';
 import { instructionRatio } from './instructions';
 import { loadRound, pinLoadGenerator, type LoadResult } from './load-round';
 import { memoryOverEvents, pipelineMicros, stageMicros } from './stages';
@@ -184,6 +186,30 @@ async function main(): Promise<void> {
   ) as Record<string, number | string>[];
   console.log('\nsync vs durable inbox, a 20 ms handler, 32 connections:');
   console.table(inboxRows);
+  // The inbox's acknowledgement against a bare node:http + queue.add / boss.send (bench/inbox-ack-bench.ts).
+  const ack = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        path.join(__dirname, 'inbox-ack-bench.js'),
+        '--json',
+        '--rounds',
+        String(rounds),
+        '--seconds',
+        String(seconds),
+      ],
+      { encoding: 'utf8', maxBuffer: 1 << 20 },
+    ),
+  ) as AckBench;
+  console.log('\nthe inbox acknowledging against the bare engine add, no worker, 32 connections:');
+  console.table(ack.rows);
+  for (const [name, worst, med, goal, higher] of ackGoals(ack)) {
+    const ok = higher ? med >= goal : med <= goal;
+    met &&= ok;
+    console.log(
+      `${name.padEnd(48)} ${fmt(worst, 2).padStart(5)}  ${fmt(med, 2).padStart(6)}  ${higher ? '≥' : '≤'} ${goal}  ${ok ? 'met' : 'NOT met'}`,
+    );
+  }
   // The receiver under a 10× burst, with and without maxInFlight (bench/burst-bench.ts): figures, no goal.
   const burstRows = JSON.parse(
     execFileSync(process.execPath, [path.join(__dirname, 'burst-bench.js'), '--json'], {

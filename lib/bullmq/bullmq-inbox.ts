@@ -147,6 +147,15 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     prefix: queue.opts.prefix ?? 'bull',
     skipVersionCheck: queue.opts.skipVersionCheck,
   };
+  /** Every job's options but its id, built once: BullMQ copies what it is given. */
+  const jobOptions = {
+    // BullMQ counts the tries and fails the job when they are spent; the worker's strategy chooses
+    // each delay.
+    attempts,
+    backoff: { type: 'service-webhooks' },
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: false,
+  };
   const workers = new Set<{ close(): Promise<void> }>();
   /** The routers of the workers started here: a replay's handler names are checked against them. */
   const routers = new Set<EventRouter>();
@@ -163,17 +172,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     name,
     async enqueue(delivery) {
       checked ??= checkRedisDurability(queue, log);
-      await roomFor?.();
+      if (roomFor !== undefined) await roomFor();
       // A job id that exists already makes add() a no-op: a redelivery never enqueues twice.
-      await queue.add(delivery.type, delivery, {
-        jobId: jobIdFor(delivery.key),
-        // BullMQ counts the tries and fails the job when they are spent; the worker's strategy
-        // chooses each delay.
-        attempts,
-        backoff: { type: 'service-webhooks' },
-        removeOnComplete: KEEP_COMPLETED,
-        removeOnFail: false,
-      });
+      await queue.add(delivery.type, delivery, { ...jobOptions, jobId: jobIdFor(delivery.key) });
     },
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
       const alerts = checkIssueAlerts(workerOptions, 'inbox.startWorker');

@@ -115,6 +115,8 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   /** The routers of the workers started here: a replay's handler names are checked against them. */
   const routers = new Set<EventRouter>();
   let ready: Promise<PgBoss> | undefined;
+  /** The boss once `ready` settled with it. */
+  let started: PgBoss | undefined;
 
   /** Starts an owned boss and makes both queues, once; a failure is forgotten so the next call tries again. */
   function boss(): Promise<PgBoss> {
@@ -137,6 +139,8 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       await ensureQueue(b, name, settings, { expireInSeconds });
       await ensureQueue(b, dead, { retentionSeconds: DEAD_LETTER_RETENTION_SECONDS });
       await checkReadSchema(b, schema, WHERE);
+      // Each enqueue after this one skips the wait for a promise long settled.
+      started = b;
       return b;
     })().catch((error: unknown) => {
       ready = undefined;
@@ -153,19 +157,21 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
           return status.waiting + status.delayed;
         });
 
+  /** Every job's options but its id, built once. */
+  const sendOptions = {
+    // The worker decides when a job is exhausted and when it runs again.
+    retryLimit: RETRY_LIMIT,
+    retryDelay: 1,
+    expireInSeconds,
+    // A dead-lettered job is kept, cancelled, as long as its dead letter: its id refuses a redelivery.
+    deleteAfterSeconds: TOMBSTONE_SECONDS,
+  };
+
   async function enqueue(delivery: QueuedDelivery): Promise<void> {
-    const b = await boss();
-    await roomFor?.();
+    const b = started ?? (await boss());
+    if (roomFor !== undefined) await roomFor();
     // The id is the key's: a redelivery's send conflicts and adds nothing (it resolves null).
-    await b.send(name, delivery, {
-      id: jobIdFor(delivery.key),
-      // The worker decides when a job is exhausted and when it runs again.
-      retryLimit: RETRY_LIMIT,
-      retryDelay: 1,
-      expireInSeconds,
-      // A dead-lettered job is kept, cancelled, as long as its dead letter: its id refuses a redelivery.
-      deleteAfterSeconds: TOMBSTONE_SECONDS,
-    });
+    await b.send(name, delivery, { ...sendOptions, id: jobIdFor(delivery.key) });
   }
 
   /**

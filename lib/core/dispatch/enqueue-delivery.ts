@@ -27,11 +27,8 @@ export async function enqueueDelivery(
   try {
     const delivery = queuedDelivery(key, event, header, traceparent);
     if (checkRules === true) delivery.checkRules = true;
-    await withTimeout(
-      Promise.resolve().then(() => inbox.enqueue(delivery)),
-      storeTimeoutMs,
-      `the inbox's enqueue (${inbox.engine})`,
-    );
+    // A synchronous throw of enqueue() lands in the catch below like a rejection does.
+    await withTimeout(inbox.enqueue(delivery), storeTimeoutMs, `the inbox's enqueue (${inbox.engine})`);
     return { ok: true };
   } catch (error) {
     // A full queue is a bound kept, not a fault: the dispatcher says so, once a minute.

@@ -1,0 +1,240 @@
+// The inbox's acknowledgement against the bare engine (issue 36): a node:http server that parses the
+// body and does `queue.add` / `boss.send` on the same Redis / PostgreSQL, no worker on either side.
+// Each server runs in a process of its own pinned to one core (the load generator on the other), in
+// rounds that alternate their order, so both sides of a ratio see the same load on a shared machine.
+//   node .bench-build/bench/inbox-ack-bench.js [--rounds 7] [--seconds 3] [--json]
+// Run by `npm run bench`, whose goal table holds its rows. The Redis keeps no append-only file and the
+// PostgreSQL does not fsync: the engines' own disk waits are left out, so what is measured is what the
+// receiver adds to the engine's own round trip.
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { startPostgresServer } from '../__tests__/support/postgres-server';
+import { startRedisServer } from '../__tests__/support/redis-server';
+import { createEventRouter, createNodeHandler } from '../lib';
+import { bullmqInbox } from '../lib/bullmq';
+import { pgBossInbox } from '../lib/pg-boss';
+import { loadPgBoss } from '../lib/pg-boss/load-pg-boss';
+import { eventBody, TOKEN } from './bench-events';
+import { serveMeasured } from './bench-server';
+import { pin, pinLoadGenerator } from './load-round';
+
+export const ACK_KINDS = [
+  'bare: node:http + JSON.parse + queue.add',
+  'ours: inbox on BullMQ',
+  'bare: node:http + JSON.parse + boss.send',
+  'ours: inbox on pg-boss',
+] as const;
+type AckKind = (typeof ACK_KINDS)[number];
+
+const CONNECTIONS = 32;
+const SERVER_CPU = 1;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+/** The request listener of `kind`, on the engine at `url`, and how to close it. */
+async function listener(
+  kind: AckKind,
+  url: string,
+): Promise<{ listen: http.RequestListener; close(): Promise<void> }> {
+  if (kind.startsWith('bare')) {
+    let enqueue: (event: { id: string; type: string }) => Promise<unknown>;
+    let close: () => Promise<void>;
+    if (kind.includes('queue.add')) {
+      const { Queue } = await import('bullmq');
+      const { hostname, port } = new URL(url);
+      const queue = new Queue('bare', { connection: { host: hostname, port: Number(port) } });
+      // The event id as the job id: a redelivery adds nothing, as a webhook queue must.
+      enqueue = (event) => queue.add(event.type, event, { jobId: event.id });
+      close = () => queue.close();
+    } else {
+      const boss = new (loadPgBoss().PgBoss)({ connectionString: url });
+      await boss.start();
+      if ((await boss.getQueue('bare')) === null) await boss.createQueue('bare');
+      enqueue = (event) => boss.send('bare', event);
+      close = () => boss.stop({ graceful: false, timeout: 5000 });
+    }
+    return {
+      listen: (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; type: string };
+          enqueue(event).then(
+            () => {
+              res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+              res.end(JSON.stringify({ id: event.id, status: 'queued' }));
+            },
+            () => {
+              res.writeHead(503);
+              res.end();
+            },
+          );
+        });
+      },
+      close,
+    };
+  }
+  const inbox = kind.includes('BullMQ')
+    ? bullmqInbox({ connection: url, name: 'ours', logger: false })
+    : pgBossInbox({ connectionString: url, name: 'ours', logger: false });
+  const handler = createNodeHandler({
+    bearerTokens: [TOKEN],
+    router: createEventRouter(),
+    logger: false,
+    inbox,
+  });
+  return { listen: (req, res) => void handler(req, res), close: () => inbox.close() };
+}
+
+function message<T>(child: ReturnType<typeof fork>, key: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the ${key} message did not come within 60 s`)), 60_000);
+    const on = (m: unknown) => {
+      if (typeof m !== 'object' || m === null || !(key in m)) return;
+      clearTimeout(timer);
+      child.off('message', on);
+      resolve(m as T);
+    };
+    child.on('message', on);
+  });
+}
+
+let sequence = 0;
+
+function load(url: string, length: { duration: number } | { amount: number }) {
+  return autocannon({
+    url,
+    connections: CONNECTIONS,
+    ...length,
+    requests: [
+      {
+        method: 'POST',
+        // A new event id on every request: every one is a new job.
+        setupRequest: (request) => ({
+          ...request,
+          body: eventBody(sequence++, 'k'),
+          headers: {
+            'content-type': 'application/cloudevents+json; charset=utf-8',
+            authorization: `Bearer ${TOKEN}`,
+          },
+        }),
+      },
+    ],
+  });
+}
+
+export interface AckRound {
+  kind: AckKind;
+  reqPerSec: number;
+  p99Ms: number;
+  non2xx: number;
+  cpuMicrosPerRequest: number;
+}
+
+async function round(kind: AckKind, url: string, seconds: number): Promise<AckRound> {
+  // The child's stdout goes to stderr: with --json, this process's stdout is the parent's JSON.
+  const child = fork(__filename, ['--serve', kind, url], { stdio: ['ignore', 2, 2, 'ipc'] });
+  pin(child.pid, SERVER_CPU);
+  try {
+    const { port } = await message<{ port: number }>(child, 'port');
+    const target = `http://127.0.0.1:${port}/`;
+    await load(target, { amount: 2000 });
+    child.send('start');
+    const result = await load(target, { duration: seconds });
+    child.send('stop');
+    const cpu = await message<{ cpuMicros: number; requests: number }>(child, 'cpuMicros');
+    return {
+      kind,
+      reqPerSec: result.requests.average,
+      p99Ms: result.latency.p99,
+      non2xx: result.non2xx + result.errors + result.timeouts,
+      cpuMicrosPerRequest: cpu.cpuMicros / Math.max(1, cpu.requests),
+    };
+  } finally {
+    child.send('exit');
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.once('exit', () => resolve(clearTimeout(timer)));
+    });
+  }
+}
+
+export interface AckBench {
+  rows: { kind: AckKind; 'req/s': number; 'p99 ms': number; non2xx: number; 'CPU µs/req': number }[];
+  /** Per engine: median over rounds of ours/bare, req/s and p99. */
+  ratios: { engine: 'BullMQ' | 'pg-boss'; throughput: number[]; p99: number[] }[];
+}
+
+export async function inboxAckBench(rounds: number, seconds: number): Promise<AckBench> {
+  pinLoadGenerator();
+  const results = new Map<AckKind, AckRound[]>(ACK_KINDS.map((k) => [k, []]));
+  const ratios: AckBench['ratios'] = [
+    { engine: 'BullMQ', throughput: [], p99: [] },
+    { engine: 'pg-boss', throughput: [], p99: [] },
+  ];
+  const redis = await startRedisServer();
+  const postgres = await startPostgresServer();
+  try {
+    for (let r = 0; r < rounds; r++) {
+      for (const [at, pair] of [
+        [0, [ACK_KINDS[0], ACK_KINDS[1]], redis.url],
+        [1, [ACK_KINDS[2], ACK_KINDS[3]], postgres.url],
+      ] as const) {
+        // Alternate which side goes first, so neither always meets a warmer engine.
+        const order = r % 2 === 0 ? pair : [pair[1], pair[0]];
+        const got = new Map<AckKind, AckRound>();
+        for (const kind of order) {
+          const measured = await round(kind, at === 0 ? redis.url : postgres.url, seconds);
+          got.set(kind, measured);
+          results.get(kind)?.push(measured);
+        }
+        const bare = got.get(pair[0]) as AckRound;
+        const ours = got.get(pair[1]) as AckRound;
+        ratios[at]?.throughput.push(ours.reqPerSec / bare.reqPerSec);
+        ratios[at]?.p99.push(ours.p99Ms / bare.p99Ms);
+      }
+      console.error(`inbox ack: round ${r + 1}/${rounds} done`);
+    }
+  } finally {
+    await Promise.allSettled([redis.close(), postgres.close()]);
+  }
+  const rows = [...results].map(([kind, list]) => ({
+    kind,
+    'req/s': Math.round(median(list.map((x) => x.reqPerSec))),
+    'p99 ms': median(list.map((x) => x.p99Ms)),
+    non2xx: list.reduce((s, x) => s + x.non2xx, 0),
+    'CPU µs/req': Math.round(median(list.map((x) => x.cpuMicrosPerRequest))),
+  }));
+  return { rows, ratios };
+}
+
+/** The goal rows of `npm run bench`: [name, min, median, goal, higher is better]. */
+export function ackGoals(bench: AckBench): [string, number, number, number, boolean][] {
+  return bench.ratios.flatMap(({ engine, throughput, p99 }) => [
+    [`inbox ack / bare ${engine} add, req/s`, Math.min(...throughput), median(throughput), 0.9, true],
+    [`inbox ack / bare ${engine} add, p99`, Math.max(...p99), median(p99), 1.2, false],
+  ]);
+}
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const flag = (name: string, fallback: number) =>
+    args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback;
+  if (args[0] === '--serve')
+    void listener(args[1] as AckKind, args[2] as string).then(({ listen, close }) =>
+      serveMeasured(listen, close),
+    );
+  else
+    void inboxAckBench(flag('--rounds', 7), flag('--seconds', 3)).then((bench) => {
+      if (args.includes('--json')) return console.log(JSON.stringify(bench));
+      console.log(
+        `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, Node ${process.version}, load ${os.loadavg()[0]?.toFixed(1)}; ${CONNECTIONS} connections, no worker:`,
+      );
+      console.table(bench.rows);
+      for (const [name, worst, med, goal, higher] of ackGoals(bench))
+        console.log(
+          `${name.padEnd(40)} worst ${worst.toFixed(2)}  median ${med.toFixed(2)}  ${higher ? '≥' : '≤'} ${goal}  ${(higher ? med >= goal : med <= goal) ? 'met' : 'NOT met'}`,
+        );
+    });
+}
