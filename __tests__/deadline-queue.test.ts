@@ -91,4 +91,57 @@ describe('deadlineQueue', () => {
     const outcomes = await Promise.all(waits);
     expect(outcomes).toEqual(gates.map((_, i) => i));
   });
+
+  describe('after: a callback instead of a promise', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['performance'] }));
+    afterEach(() => jest.useRealTimers());
+
+    it('calls back once the deadline passed, once, and not for a watch cancelled before', async () => {
+      const queue = deadlineQueue(5_000);
+      const calls: string[] = [];
+      const t0 = performance.now();
+      queue.after(t0, () => calls.push('first'));
+      const cancel = queue.after(t0, () => calls.push('cancelled'));
+      queue.after(t0, () => calls.push('third'));
+      cancel();
+      await jest.advanceTimersByTimeAsync(4_000);
+      expect(calls).toEqual([]);
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(calls).toEqual(['first', 'third']);
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(calls).toEqual(['first', 'third']);
+    });
+
+    it('shares the queue with waits, each called back at its own deadline', async () => {
+      const queue = deadlineQueue(5_000);
+      const calls: string[] = [];
+      const hanging = gate<string>();
+      let outcome: unknown = 'pending';
+      const t0 = performance.now();
+      void queue.wait(hanging.promise, t0).then((value) => (outcome = value));
+      const cancel = queue.after(t0, () => calls.push('cancelled'));
+      queue.after(t0 + 1_000, () => calls.push('after'));
+      cancel();
+      await jest.advanceTimersByTimeAsync(5_000);
+      expect([calls, outcome]).toEqual([[], TIMED_OUT]);
+      // Re-armed from performance.now(), which fake timers leave real: up to 6 s more of them.
+      await jest.advanceTimersByTimeAsync(6_000);
+      expect(calls).toEqual(['after']);
+      cancel(); // after it would have fired, or twice: nothing happens
+      expect(calls).toEqual(['after']);
+    });
+  });
+
+  it('holds the process open only while an after is pending', () => {
+    const before = refTimers();
+    const queue = deadlineQueue(10_000);
+    const cancel = queue.after(performance.now(), () => undefined);
+    expect(refTimers()).toBe(before + 1);
+    cancel();
+    expect(refTimers()).toBe(before);
+    const again = queue.after(performance.now(), () => undefined);
+    expect(refTimers()).toBe(before + 1);
+    again();
+    expect(refTimers()).toBe(before);
+  });
 });

@@ -82,3 +82,48 @@ describe('the store steps an event costs, by its number of handlers', () => {
     },
   );
 });
+
+describe('a store that fails its claim', () => {
+  const start = doorReceiver(DOORS[0]!, TOKEN);
+  const failures = [
+    { method: 'claim', how: 'throws', answersAtOnce: true },
+    { method: 'claim', how: 'throws', answersAtOnce: false },
+    { method: 'claim', how: 'rejects', answersAtOnce: true },
+    { method: 'claimHandlers', how: 'throws', answersAtOnce: true },
+    { method: 'claimHandlers', how: 'throws', answersAtOnce: false },
+    { method: 'claimHandlers', how: 'rejects', answersAtOnce: true },
+    { method: 'claimHandlers', how: 'rejects', answersAtOnce: false },
+  ] as const;
+
+  it.each(failures)(
+    '$method $how (answersAtOnce $answersAtOnce): 503, no handler run, nothing acknowledged',
+    async ({ method, how, answersAtOnce }) => {
+      const memory = new MemoryStore({ logger: false });
+      const fail = () => {
+        if (how === 'throws') throw new Error('store down');
+        return Promise.reject(new Error('store down'));
+      };
+      const store: IdempotencyStore = {
+        answersAtOnce,
+        claim: method === 'claim' ? fail : (...args) => memory.claim(...args),
+        markDone: (...args) => memory.markDone(...args),
+        release: (...args) => memory.release(...args),
+        get: (...args) => memory.get(...args),
+        // Recording handlers or not decides which claim the receiver makes.
+        ...(method === 'claimHandlers'
+          ? { claimHandlers: fail, markHandlerDone: (...args) => memory.markHandlerDone(...args) }
+          : {}),
+      };
+      let runs = 0;
+      const router = createEventRouter().on('ag.hid_org.created', () => void runs++);
+      const { d } = await start({ router, idempotency: store, logger: false });
+      const event = buildEvent('ag.hid_org.created', {}, { id: `evt_${method}_${how}` });
+      const { status } = await d.send(tokenDelivery(TOKEN, event));
+      expect([status, runs]).toEqual([503, 0]);
+      expect(
+        await memory.get(`0:${event.source.length}:${event.source}${event.id.length}:${event.id}`),
+      ).toBeNull();
+      memory.close();
+    },
+  );
+});

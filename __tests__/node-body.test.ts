@@ -1,4 +1,6 @@
+import { EventEmitter } from 'node:events';
 import { createEventRouter } from '../lib';
+import { nodeBody } from '../lib/adapters/incoming-message/node-body';
 import { buildEvent } from '../lib/testing';
 import { pollUntil } from './support/poll-until';
 import { postHead, rawSocket, wireServer } from './support/wire-server';
@@ -52,5 +54,113 @@ describe('reading a node:http body, byte by byte on the wire', () => {
       client.close();
       s.close();
     }
+  });
+});
+
+/** A request stream the test drives: headers, the events it emits, and whether it was paused. */
+function fakeStream(headers: Record<string, string>) {
+  const emitter = new EventEmitter();
+  let paused = false;
+  const stream = Object.assign(emitter, { headers, pause: () => ((paused = true), emitter) });
+  const listening = () => ['data', 'end', 'error', 'close'].map((e) => emitter.listenerCount(e));
+  // The few members nodeBody reads of an IncomingMessage.
+  const request = stream as unknown as Parameters<typeof nodeBody>[0];
+  return { stream, request, paused: () => paused, listening };
+}
+
+const slugOf = (error: unknown) => (error as { slug?: string }).slug;
+
+describe('nodeBody.read: one settlement per read', () => {
+  const cases: {
+    name: string;
+    headers: Record<string, string>;
+    emit: (s: EventEmitter) => void;
+    slug: string | null;
+    paused: boolean;
+  }[] = [
+    {
+      name: 'a whole body',
+      headers: { 'content-length': '4' },
+      emit: (s) => (s.emit('data', Buffer.from('{"a"')), s.emit('end')),
+      slug: null,
+      paused: false,
+    },
+    {
+      name: 'a body then a late close and error',
+      headers: { 'content-length': '2' },
+      emit: (s) => (
+        s.emit('data', Buffer.from('{}')),
+        s.emit('end'),
+        s.emit('close'),
+        s.emit('error', new Error('late'))
+      ),
+      slug: null,
+      paused: false,
+    },
+    {
+      name: 'close before end',
+      headers: { 'content-length': '10' },
+      emit: (s) => (s.emit('data', Buffer.from('{}')), s.emit('close'), s.emit('end')),
+      slug: 'body-aborted',
+      paused: true,
+    },
+    {
+      name: 'an error',
+      headers: {},
+      emit: (s) => (s.emit('error', new Error('reset')), s.emit('close')),
+      slug: 'body-unreadable',
+      paused: true,
+    },
+    {
+      name: 'past the limit',
+      headers: { 'transfer-encoding': 'chunked' },
+      emit: (s) => (s.emit('data', Buffer.alloc(6)), s.emit('data', Buffer.alloc(6)), s.emit('end')),
+      slug: 'payload-too-large',
+      paused: true,
+    },
+    {
+      name: 'shorter than its Content-Length',
+      headers: { 'content-length': '5' },
+      emit: (s) => (s.emit('data', Buffer.from('{}')), s.emit('end')),
+      slug: 'body-length-mismatch',
+      paused: false,
+    },
+  ];
+
+  it.each(cases)('$name: settles once, as $slug', async ({ headers, emit, slug, paused }) => {
+    const { stream, request, paused: wasPaused, listening } = fakeStream(headers);
+    const reading = nodeBody(request).read(10, 60_000);
+    expect(listening()).toEqual([1, 1, 1, 1]);
+    emit(stream);
+    const outcome = await reading.then(
+      (bytes) => ({ bytes: Buffer.from(bytes).toString() }),
+      (error: unknown) => ({ slug: slugOf(error) }),
+    );
+    expect(outcome).toEqual(slug === null ? { bytes: expect.any(String) } : { slug });
+    expect(wasPaused()).toBe(paused);
+    // A failed read lets go of the stream; a read body keeps its listeners, which do nothing more.
+    expect(listening()).toEqual(paused ? [0, 0, 0, 0] : [1, 1, 1, 1]);
+  });
+
+  it('times out a body that stops arriving, once, and its deadline no longer holds the process', async () => {
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const { stream, request, paused, listening } = fakeStream({ 'content-length': '10' });
+    const reading = nodeBody(request).read(10, 50);
+    stream.emit('data', Buffer.from('{"a":'));
+    await expect(reading).rejects.toMatchObject({ slug: 'body-timeout' });
+    expect([paused(), listening()]).toEqual([true, [0, 0, 0, 0]]);
+    stream.emit('end');
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before);
+  });
+
+  it('a read body leaves no deadline holding the process', async () => {
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const { stream, request } = fakeStream({ 'content-length': '2' });
+    const reading = nodeBody(request).read(10, 60_000);
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before + 1);
+    stream.emit('data', Buffer.from('{}'));
+    stream.emit('end');
+    await expect(reading).resolves.toEqual(Buffer.from('{}'));
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before);
   });
 });

@@ -1,5 +1,5 @@
 import { createEventRouter, MemoryStore, type IdempotencyStore } from '../lib';
-import { idempotencyKey, storedKey, storedPosition } from '../lib/idempotency/store-keys';
+import { idempotencyKey, positionAtOrAfter, storedKey, storedPosition } from '../lib/idempotency/store-keys';
 import { PostgresStore } from '../lib/postgres';
 import { RedisStore } from '../lib/redis';
 import { buildEvent } from '../lib/testing';
@@ -252,6 +252,32 @@ describe('store keys stay byte-identical across releases', () => {
       expect(postgres.values[0]?.[3]).toBe(written);
     },
   );
+});
+
+/** Ids whose order by UTF-16 code units and by UTF-8 bytes agree and disagree. */
+const ORDERED_IDS = [
+  '',
+  'a',
+  'ab',
+  'b',
+  'é',
+  'ω',
+  '\uD7FF',
+  '\uE000',
+  '\uFFFD',
+  '😀',
+  'a😀',
+  'a\uFFFD',
+  '𝒜',
+  '\uD800',
+];
+
+describe('positionAtOrAfter: the one order of positions', () => {
+  const pairs = ORDERED_IDS.flatMap((a) => ORDERED_IDS.map((b) => [a, b] as const));
+  it.each(pairs)('orders %j against %j by UTF-8 bytes, as Redis and COLLATE "C" do', (a, b) => {
+    const [x, y] = [a, b].map((id) => storedPosition({ time: TIME, eventId: id })) as [string, string];
+    expect(positionAtOrAfter(x, y)).toBe(Buffer.compare(Buffer.from(x), Buffer.from(y)) >= 0);
+  });
 });
 
 describe.each(DOORS)('idempotency keys through $name', (door) => {

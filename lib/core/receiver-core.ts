@@ -116,7 +116,7 @@ export function createReceiverCore(
       throw unauthorized(check, retryAfter);
     }
     if (span !== undefined) span.authenticated = true;
-    if (maxInFlight === undefined) return delivered(request, record, span);
+    if (maxInFlight === undefined) return await delivered(request, record, span);
     // Counted after the token check, so unauthenticated requests cannot crowd real ones out, and
     // before the body is read, so a shed request costs no read and no store call.
     if (inFlight >= maxInFlight) {

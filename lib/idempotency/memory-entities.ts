@@ -1,9 +1,12 @@
 import type { EntityLeaseResult, EntityPosition } from './entity-ordering-store';
 import { EntryQueue, GONE } from './entry-queue';
 import type { EvictionReport } from './eviction-report';
-import { storedPosition } from './store-keys';
+import { positionAtOrAfter, storedPosition } from './store-keys';
 
-/** One entity: its lease (token and end) and its newest processed position, as `time|eventId`. */
+/**
+ * One entity: its lease (token and end) and its newest processed position, held and compared as the
+ * shared stores hold and compare it (store-keys.ts), so a tie of two events ends alike on every store.
+ */
 interface EntityEntry {
   readonly key: string;
   token: string | null;
@@ -11,14 +14,6 @@ interface EntityEntry {
   mark: string | null;
   expires: number;
 }
-
-/**
- * The position as the shared stores write it (the id in its stored, maybe hashed, form), compared as
- * they compare it (UTF-8 bytes, not UTF-16 code units): one tie between two events is broken the same
- * way on every store.
- */
-const markOf = (position: EntityPosition) => storedPosition(position);
-const atOrAfter = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b)) >= 0;
 
 /**
  * The entity operations of {@link MemoryStore}, in a map of their own beside the event keys (so an
@@ -44,9 +39,9 @@ export class MemoryEntities {
     position: EntityPosition,
     now: number,
   ): EntityLeaseResult {
-    const mark = markOf(position);
+    const mark = storedPosition(position);
     const entry = this.#live(key, now);
-    if (entry?.mark != null && atOrAfter(entry.mark, mark)) return 'stale';
+    if (entry?.mark != null && positionAtOrAfter(entry.mark, mark)) return 'stale';
     if (entry?.token != null && entry.leaseUntil > now) return 'busy';
     const until = now + leaseMs;
     if (entry === undefined) {
@@ -60,13 +55,13 @@ export class MemoryEntities {
   }
 
   advance(key: string, token: string, position: EntityPosition, retentionMs: number, now: number): boolean {
-    const mark = markOf(position);
+    const mark = storedPosition(position);
     const entry = this.#live(key, now);
     if (entry === undefined) {
       this.#add({ key, token: null, leaseUntil: 0, mark, expires: now + retentionMs }, now);
       return true;
     }
-    if (entry.mark === null || !atOrAfter(entry.mark, mark)) entry.mark = mark;
+    if (entry.mark === null || !positionAtOrAfter(entry.mark, mark)) entry.mark = mark;
     if (entry.token === token) entry.token = null;
     // Kept for the retention from now, or longer while another delivery's lease runs.
     entry.expires = now + retentionMs;

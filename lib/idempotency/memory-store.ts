@@ -152,10 +152,14 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     if (entry.token !== null && entry.token !== token && !free(entry, now)) return false;
     // Done in place: the entry keeps its queue slot, so a claim and its markDone cost one slot.
     entry.token = null;
-    entry.handlers = undefined;
-    entry.leaseEnd = undefined;
-    entry.runs = undefined;
     entry.expires = now + retentionMs;
+    // Only an entry that recorded handlers has these: writing them on the others would add three
+    // properties to every entry (a second allocation each, and a slower shape).
+    if (entry.handlers !== undefined) {
+      entry.handlers = undefined;
+      entry.leaseEnd = undefined;
+      entry.runs = undefined;
+    }
     return true;
   }
 

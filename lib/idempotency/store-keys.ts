@@ -66,3 +66,14 @@ export function storedKey(key: string): string {
 export function storedPosition(position: EntityPosition): string {
   return `${position.time}|${storedKey(position.eventId)}`;
 }
+
+/**
+ * Whether stored position `a` is at or after `b` in the one order every store keeps: their UTF-8
+ * bytes, as Redis compares strings and PostgreSQL `COLLATE "C"` does. Text without surrogates, nearly
+ * every position, sorts by UTF-16 code units as by UTF-8 bytes, so it compares as strings with no
+ * bytes built; a code point past U+FFFF sorts below U+E000 in UTF-16 but above it in UTF-8.
+ */
+export function positionAtOrAfter(a: string, b: string): boolean {
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a >= b;
+  return Buffer.compare(Buffer.from(a), Buffer.from(b)) >= 0;
+}

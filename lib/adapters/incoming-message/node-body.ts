@@ -1,6 +1,22 @@
 import type { IncomingMessage } from 'node:http';
+import { deadlineQueue, type DeadlineQueue } from '../../core/dispatch/deadline-queue';
 import { bodyProblems } from '../../core/problems';
 import type { BodySource } from '../../core/webhook-request';
+
+/**
+ * The reads' timeouts, one queue per `bodyTimeoutMs` (a receiver has one): a read's deadline costs no
+ * Timeout object of its own. Forgotten past a few, whose pending reads keep theirs alive.
+ */
+const deadlines = new Map<number, DeadlineQueue>();
+function readDeadlines(timeoutMs: number): DeadlineQueue {
+  let queue = deadlines.get(timeoutMs);
+  if (queue === undefined) {
+    if (deadlines.size >= 16) deadlines.clear();
+    queue = deadlineQueue(timeoutMs);
+    deadlines.set(timeoutMs, queue);
+  }
+  return queue;
+}
 
 type NodeStream = Pick<IncomingMessage, 'on' | 'removeListener' | 'pause' | 'headers'>;
 
@@ -30,15 +46,18 @@ export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodyS
         }
         const chunks: Buffer[] = [];
         let size = 0;
-        const cleanup = () => {
-          clearTimeout(timer);
+        let settled = false;
+        // Once the body is read its listeners stay: the request is over, and four removals (each a
+        // `delete` on the emitter's table) cost more than they free. A late 'close' or 'error' finds
+        // the read settled and does nothing.
+        const fail = (problem: Error) => {
+          if (settled) return;
+          settled = true;
+          cancelTimeout();
           stream.removeListener('data', onData);
           stream.removeListener('end', onEnd);
           stream.removeListener('error', onError);
           stream.removeListener('close', onAborted);
-        };
-        const fail = (problem: Error) => {
-          cleanup();
           stream.pause();
           reject(problem);
         };
@@ -48,14 +67,19 @@ export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodyS
           else chunks.push(chunk);
         };
         const onEnd = () => {
-          cleanup();
+          if (settled) return;
+          settled = true;
+          cancelTimeout();
           if (declared !== undefined && size !== declared) reject(bodyProblems.lengthMismatch());
           else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
         };
-        const onError = () => fail(bodyProblems.unreadable());
+        // Each problem is built only when it is the outcome: node emits 'close' after every request.
+        const onError = () => settled || fail(bodyProblems.unreadable());
         // 'close' before 'end' is an aborted upload (node's own 'aborted' event is deprecated).
-        const onAborted = () => fail(bodyProblems.aborted());
-        const timer = setTimeout(() => fail(bodyProblems.timeout(timeoutMs)), timeoutMs);
+        const onAborted = () => settled || fail(bodyProblems.aborted());
+        const cancelTimeout = readDeadlines(timeoutMs).after(performance.now(), () =>
+          fail(bodyProblems.timeout(timeoutMs)),
+        );
         stream.on('data', onData);
         stream.on('end', onEnd);
         stream.on('error', onError);

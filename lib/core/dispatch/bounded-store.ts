@@ -76,17 +76,20 @@ export function boundedStore(
   // Promise chains, not async functions: these run for every delivery, and an async frame costs more.
   // A store method that throws instead of rejecting is caught all the same.
   return {
+    // As claim: a try instead of a Promise.resolve().then() in front, one promise and one turn fewer.
     claimHandlers: recording
-      ? (key, token, eventId) =>
-          Promise.resolve()
-            .then(() =>
-              bounded(
-                'claimHandlers',
-                store.claimHandlers!(key, token, leaseMs),
-                inMemory ? undefined : (late) => giveBack(key, token)(late.result),
-              ),
-            )
-            .then(undefined, (error: unknown) => storeUnavailable(warn, eventId, error))
+      ? (key, token, eventId) => {
+          const unavailable = (error: unknown) => storeUnavailable(warn, eventId, error);
+          try {
+            return bounded(
+              'claimHandlers',
+              store.claimHandlers!(key, token, leaseMs),
+              inMemory ? undefined : (late) => giveBack(key, token)(late.result),
+            ).then(undefined, unavailable);
+          } catch (error) {
+            return Promise.resolve(unavailable(error));
+          }
+        }
       : undefined,
     recordHandler: (key, token, handler, eventId) =>
       Promise.resolve()

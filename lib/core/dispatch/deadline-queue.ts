@@ -10,6 +10,11 @@ interface Watch {
 export interface DeadlineQueue {
   /** `work`'s outcome, or {@link TIMED_OUT} once `timeoutMs` have passed since `startedAt` (a `performance.now()`). */
   wait<T>(work: Promise<T>, startedAt: number): Promise<T | typeof TIMED_OUT>;
+  /**
+   * Calls `onTimeout` once `timeoutMs` have passed since `startedAt`, unless the returned function
+   * was called first: a setTimeout and its clearTimeout without a Timeout object each.
+   */
+  after(startedAt: number, onTimeout: () => void): () => void;
 }
 
 /**
@@ -64,6 +69,25 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
     if (live > 0 && next !== undefined) arm(next.deadline);
   }
 
+  function start(watch: Watch): void {
+    slots.push(watch);
+    if (live++ === 0) {
+      // A timer left from an earlier wait is armed for an earlier deadline: it fires, finds this
+      // one not yet due and re-arms for it.
+      if (timer === undefined) arm(watch.deadline);
+      else timer.ref();
+    }
+  }
+
+  /** Whether the watch was still waiting; it no longer is. */
+  function settle(watch: Watch): boolean {
+    if (watch.resolve === undefined) return false;
+    watch.resolve = undefined;
+    if (--live === 0) timer?.unref();
+    if (slots[head] === watch) advance();
+    return true;
+  }
+
   return {
     wait<T>(work: Promise<T>, startedAt: number): Promise<T | typeof TIMED_OUT> {
       return new Promise<T | typeof TIMED_OUT>((resolve) => {
@@ -71,21 +95,16 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
           deadline: startedAt + timeoutMs,
           resolve: resolve as (value: unknown) => void,
         };
-        slots.push(watch);
-        if (live++ === 0) {
-          // A timer left from an earlier wait is armed for an earlier deadline: it fires, finds this
-          // one not yet due and re-arms for it.
-          if (timer === undefined) arm(watch.deadline);
-          else timer.ref();
-        }
+        start(watch);
         void work.then((outcome) => {
-          if (watch.resolve === undefined) return;
-          watch.resolve = undefined;
-          if (--live === 0) timer?.unref();
-          if (slots[head] === watch) advance();
-          resolve(outcome);
+          if (settle(watch)) resolve(outcome);
         });
       });
+    },
+    after(startedAt: number, onTimeout: () => void): () => void {
+      const watch: Watch = { deadline: startedAt + timeoutMs, resolve: onTimeout };
+      start(watch);
+      return () => void settle(watch);
     },
   };
 }
