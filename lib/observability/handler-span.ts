@@ -1,7 +1,7 @@
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { EventHandler, HandlerContext } from '../events/event-router';
 import type { AnyWebhookEvent } from '../events/webhook-event';
-import { openTelemetryApi } from './otel-api';
+import { openTelemetryApi } from './active-tracer';
 import { typeLabel } from './type-label';
 
 /** What a failed handler's span keeps: the error's type and message (and stack), never the event. */

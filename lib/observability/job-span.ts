@@ -1,8 +1,6 @@
 import type { Link, Span } from '@opentelemetry/api';
 import type { QueuedDelivery } from '../inbox/queued-delivery';
-import { activeTracer } from './active-tracer';
-import { openTelemetryApi } from './otel-api';
-import { remoteSpanContext } from './remote-span-context';
+import { activeTracer, openTelemetryApi, remoteSpanContext } from './active-tracer';
 import { typeLabel } from './type-label';
 
 /**

@@ -1,6 +1,5 @@
 import type { TracedHandler, TracingHooks } from '../core/tracing';
-import { activeTraceparent } from './active-traceparent';
-import { activeTracer } from './active-tracer';
+import { activeTraceparent, activeTracer } from './active-tracer';
 import { startDeliverySpan } from './delivery-span';
 import { runInHandlerSpan } from './handler-span';
 import { runInJobSpan } from './job-span';
