@@ -104,7 +104,6 @@ export type {
   ReplayFilter,
 } from './inbox/inbox';
 export type { InboxIssue, IssueAlert, IssuesQuery, ErrorFingerprint } from './inbox/inbox-issue';
-export type { QueuedDelivery } from './inbox/queued-delivery';
-export type { HandlerState } from './inbox/handler-states';
+export type { HandlerState, QueuedDelivery } from './inbox/queued-delivery';
 export type { ReplayOptions, ReplayProgress } from './inbox/replay-pages';
 export type { WorkerRate } from './inbox/worker-rate';

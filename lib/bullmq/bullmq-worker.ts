@@ -4,7 +4,6 @@ import { engineErrorLog } from '../inbox/worker/engine-error-log';
 import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
-import type { QueuedDelivery } from '../inbox/queued-delivery';
 import { loadBullmq } from './load-bullmq';
 import { workerConnection } from './worker-connection';
 import {
@@ -12,7 +11,8 @@ import {
   withoutHandlers,
   type HandlerStates,
   type JobHandlers,
-} from '../inbox/handler-states';
+  type QueuedDelivery,
+} from '../inbox/queued-delivery';
 
 /** Where the worker finds its jobs: the same Redis, key prefix and name as the queue that adds them. */
 export interface WorkerQueue {

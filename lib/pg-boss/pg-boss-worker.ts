@@ -2,7 +2,12 @@ import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
 import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
-import { isQueuedDelivery } from '../inbox/queued-delivery';
+import {
+  isQueuedDelivery,
+  jobHandlersOf,
+  withoutHandlers,
+  type HandlerStates,
+} from '../inbox/queued-delivery';
 import { issueRefsOf } from '../inbox/inbox-issue';
 import { DEAD_LETTER_RETENTION_SECONDS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
@@ -12,7 +17,6 @@ import { isPaused, PAUSE_READ_MS } from './pause-flag';
 import { holdQueue, queueHeldFor } from './queue-hold';
 import { startWindow } from '../inbox/worker-rate';
 import { checkTransactions, inTransaction } from './in-transaction';
-import { jobHandlersOf, withoutHandlers, type HandlerStates } from '../inbox/handler-states';
 
 /** This try of `job`: pg-boss settles it only while the job is still this claim's. */
 const attemptOf = (job: PgBossJob) => ({ id: job.id, retryCount: job.retryCount });
