@@ -62,8 +62,7 @@ export type {
 } from './events/data-schemas';
 export type * from './events/webhook-event';
 export type { DataFieldOf, LayoutBFieldOf } from './events/family-fields';
-export { parseSchemaVersion } from './events/normalize-event';
-export { entityOf, type EntityKind, type EventEntity } from './events/event-entity';
+export { entityOf, parseSchemaVersion } from './events/normalize-event';
 export { RetryLater } from './events/retry-later';
 export { RateLimited } from './events/rate-limited';
 export {

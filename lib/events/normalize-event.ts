@@ -1,9 +1,8 @@
 import type { z } from 'zod';
 import { dataSchemas, LAYOUT_A_FIELDS, LAYOUT_B_FIELDS, type EventData } from './data-schemas';
-import { entityOf } from './event-entity';
 import { fastEventData } from './fast-event-data';
 import { InvalidEventError, schemaError } from './invalid-event-error';
-import type { Layout, SchemaVersion, UnknownWebhookEvent } from './webhook-event';
+import type { EntityKind, EventEntity, Layout, SchemaVersion, UnknownWebhookEvent } from './webhook-event';
 
 const SERVICE_ORIGIN = /^\/service\/[^/]+/;
 
@@ -100,6 +99,32 @@ function liftLayoutB(type: string, raw: Record<string, unknown>): Record<string,
         ? { card_number: card_number ?? null, site_code: site_code ?? null, file_data: file_data ?? null }
         : null,
   };
+}
+
+/** Each family whose events name one resource, and the (layout A) field that names it. */
+const ENTITY_FIELDS: readonly (readonly [prefix: string, kind: EntityKind, field: keyof EventData])[] = [
+  // Layout B's access_pass_id is lifted into `id` by normalization, so both layouts read `id`.
+  ['ag.access_pass.', 'access_pass', 'id'],
+  ['ag.card_template.', 'card_template', 'card_template_id'],
+  ['ag.landing_page.', 'landing_page', 'landing_page_id'],
+  ['ag.credential_profile.', 'credential_profile', 'credential_profile_id'],
+  ['ag.account_balance.', 'account', 'account_id'],
+];
+
+/**
+ * The entity of an event from the spec's id fields: access-pass events → the pass, card-template
+ * events → `card_template_id`, landing-page → `landing_page_id`, credential-profile →
+ * `credential_profile_id`, account-balance → `account_id`. Null for the other families (a template
+ * pair, an HID org, the webhook) and when the field is missing or empty. Types the catalogue does not
+ * know yet count in their family.
+ */
+export function entityOf(type: string, data: EventData): EventEntity | null {
+  for (const [prefix, kind, field] of ENTITY_FIELDS) {
+    if (!type.startsWith(prefix)) continue;
+    const id = data[field];
+    return typeof id === 'string' && id !== '' ? { kind, id } : null;
+  }
+  return null;
 }
 
 /**
