@@ -5,7 +5,7 @@ import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
 import { loadBullmq } from './load-bullmq';
-import { workerConnection } from './worker-connection';
+import { workerConnection } from './redis-connection';
 import {
   jobHandlersOf,
   withoutHandlers,
