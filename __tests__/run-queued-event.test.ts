@@ -3,8 +3,7 @@ import { createEventRouter, MemoryStore, type HandlerContext, type JobRecord } f
 import { inboxWorkerCore, type JobDisposition } from '../lib/inbox/worker/inbox-worker-core';
 import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
-import type { JobHandlers } from '../lib/inbox/handler-states';
-import { queuedDelivery } from '../lib/inbox/queued-delivery';
+import { queuedDelivery, type JobHandlers } from '../lib/inbox/queued-delivery';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { buildEvent } from '../lib/testing';

@@ -1,6 +1,6 @@
 import express from 'express';
 import { EVENT_TYPES, createEventRouter, webhookReceiver, type EventType } from 'service-webhooks';
-import { fieldsOf } from '../lib/events/fields-of';
+import { fieldsOf } from '../lib/events/check-data-fields';
 import {
   buildEvent,
   buildUnknownEvent,

@@ -62,8 +62,7 @@ export type {
 } from './events/data-schemas';
 export type * from './events/webhook-event';
 export type { DataFieldOf, LayoutBFieldOf } from './events/family-fields';
-export { parseSchemaVersion } from './events/normalize-event';
-export { entityOf, type EntityKind, type EventEntity } from './events/event-entity';
+export { entityOf, parseSchemaVersion } from './events/normalize-event';
 export { RetryLater } from './events/retry-later';
 export { RateLimited } from './events/rate-limited';
 export {
@@ -104,7 +103,6 @@ export type {
   ReplayFilter,
 } from './inbox/inbox';
 export type { InboxIssue, IssueAlert, IssuesQuery, ErrorFingerprint } from './inbox/inbox-issue';
-export type { QueuedDelivery } from './inbox/queued-delivery';
-export type { HandlerState } from './inbox/handler-states';
+export type { HandlerState, QueuedDelivery } from './inbox/queued-delivery';
 export type { ReplayOptions, ReplayProgress } from './inbox/replay-pages';
 export type { WorkerRate } from './inbox/worker-rate';

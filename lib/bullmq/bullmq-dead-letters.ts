@@ -3,7 +3,7 @@ import { deadLetterReason } from '../inbox/worker/read-queued-event';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { issueRefsOf } from '../inbox/inbox-issue';
 import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
-import { jobHandlersOf, replayStates, withoutHandlers, type JobHandlers } from '../inbox/handler-states';
+import { jobHandlersOf, replayStates, withoutHandlers, type JobHandlers } from '../inbox/queued-delivery';
 import { MAX_DEAD_LETTERS } from '../inbox/check-dead-letter-query';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
 import type { EventRouter } from '../events/event-router';

@@ -22,9 +22,9 @@ import { checkRedisDurability } from './check-redis-durability';
 import { loadBullmq } from './load-bullmq';
 import { redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
-import { checkIoredis } from './check-ioredis';
+import { checkIoredis } from './redis-connection';
 import { checkMaxDepth, depthGate } from '../inbox/inbox-full';
-import { checkWorkerConnection, isClient } from './worker-connection';
+import { checkWorkerConnection, isClient } from './redis-connection';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
 export interface BullmqInboxOptions {

@@ -4,15 +4,15 @@ import { engineErrorLog } from '../inbox/worker/engine-error-log';
 import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
-import type { QueuedDelivery } from '../inbox/queued-delivery';
 import { loadBullmq } from './load-bullmq';
-import { workerConnection } from './worker-connection';
+import { workerConnection } from './redis-connection';
 import {
   jobHandlersOf,
   withoutHandlers,
   type HandlerStates,
   type JobHandlers,
-} from '../inbox/handler-states';
+  type QueuedDelivery,
+} from '../inbox/queued-delivery';
 
 /** Where the worker finds its jobs: the same Redis, key prefix and name as the queue that adds them. */
 export interface WorkerQueue {

@@ -1,7 +1,5 @@
 import type { EventType } from '../events/catalogue';
-import { fieldsOf } from '../events/fields-of';
-import { unknownFieldReason } from '../events/unknown-field-reason';
-import { unknownNestedField } from '../events/unknown-nested-field';
+import { fieldsOf, unknownFieldReason, unknownNestedField } from '../events/check-data-fields';
 import type { Layout } from '../events/webhook-event';
 import { defaultLayoutAData, toLayoutBData } from '../events/default-data';
 import { UsageError } from './cli-errors';

@@ -1,4 +1,4 @@
-import { detectLayout } from '../events/detect-layout';
+import { detectLayout } from '../events/normalize-event';
 import { createRedactor } from '../events/redact-event';
 import { SCENARIO_VERSION, type Scenario } from '../events/scenario';
 import type { Emulator } from './emulator';

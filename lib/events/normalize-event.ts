@@ -1,10 +1,47 @@
 import type { z } from 'zod';
-import { dataSchemas, type EventData } from './data-schemas';
-import { detectLayout } from './detect-layout';
-import { entityOf } from './event-entity';
+import { dataSchemas, LAYOUT_A_FIELDS, LAYOUT_B_FIELDS, type EventData } from './data-schemas';
 import { fastEventData } from './fast-event-data';
 import { InvalidEventError, schemaError } from './invalid-event-error';
-import type { Layout, SchemaVersion, UnknownWebhookEvent } from './webhook-event';
+import type { EntityKind, EventEntity, Layout, SchemaVersion, UnknownWebhookEvent } from './webhook-event';
+
+const SERVICE_ORIGIN = /^\/service\/[^/]+/;
+
+type Envelope = { source: string; dataschema?: string | null | undefined };
+
+/** The first sign of layout A, said for an error message; undefined when there is none. */
+function signOfA(envelope: Envelope, data: Readonly<Record<string, unknown>>): string | undefined {
+  if (envelope.dataschema != null) return 'dataschema is set';
+  if (SERVICE_ORIGIN.test(envelope.source)) return `source is "${envelope.source}"`;
+  for (const field of LAYOUT_A_FIELDS) if (Object.hasOwn(data, field)) return `data.${field} is present`;
+  return undefined;
+}
+
+/** The first sign of layout B, said for an error message; undefined when there is none. */
+function signOfB(envelope: Envelope, data: Readonly<Record<string, unknown>>): string | undefined {
+  if (envelope.source === 'service') return 'source is "service"';
+  for (const field of LAYOUT_B_FIELDS) if (Object.hasOwn(data, field)) return `data.${field} is present`;
+  return undefined;
+}
+
+/**
+ * The one place the layout is decided, by presence (spec 9), never by trying one and then the other:
+ * - layout A: `dataschema` is set, or `source` is `/service/<origin>`, or data has `details`/`devices`;
+ * - layout B: `source` is the constant `service`, or data has `access_pass_id`, `device`, or a top-level
+ *   `card_number`/`site_code`/`file_data`.
+ * Signs of both → an InvalidEventError (400). No sign of either → A, the current layout.
+ */
+export function detectLayout(envelope: Envelope, data: Readonly<Record<string, unknown>>): Layout {
+  // Layout A's signs are looked for only when B shows one: most events show none of B, and are A.
+  const b = signOfB(envelope, data);
+  if (b === undefined) return 'A';
+  const a = signOfA(envelope, data);
+  if (a === undefined) return 'B';
+  throw new InvalidEventError({
+    slug: 'mixed-layout',
+    detail: `The event contradicts itself: ${a} (layout A) but ${b} (layout B).`,
+    field: b.startsWith('data.') ? b.split(' ')[0] : 'source',
+  });
+}
 
 const SCHEMA_URL = /\/schemas\/([A-Za-z0-9_-]+)\/v(\d+)\.(\d+)\.(\d+)\.json$/;
 
@@ -62,6 +99,32 @@ function liftLayoutB(type: string, raw: Record<string, unknown>): Record<string,
         ? { card_number: card_number ?? null, site_code: site_code ?? null, file_data: file_data ?? null }
         : null,
   };
+}
+
+/** Each family whose events name one resource, and the (layout A) field that names it. */
+const ENTITY_FIELDS: readonly (readonly [prefix: string, kind: EntityKind, field: keyof EventData])[] = [
+  // Layout B's access_pass_id is lifted into `id` by normalization, so both layouts read `id`.
+  ['ag.access_pass.', 'access_pass', 'id'],
+  ['ag.card_template.', 'card_template', 'card_template_id'],
+  ['ag.landing_page.', 'landing_page', 'landing_page_id'],
+  ['ag.credential_profile.', 'credential_profile', 'credential_profile_id'],
+  ['ag.account_balance.', 'account', 'account_id'],
+];
+
+/**
+ * The entity of an event from the spec's id fields: access-pass events → the pass, card-template
+ * events → `card_template_id`, landing-page → `landing_page_id`, credential-profile →
+ * `credential_profile_id`, account-balance → `account_id`. Null for the other families (a template
+ * pair, an HID org, the webhook) and when the field is missing or empty. Types the catalogue does not
+ * know yet count in their family.
+ */
+export function entityOf(type: string, data: EventData): EventEntity | null {
+  for (const [prefix, kind, field] of ENTITY_FIELDS) {
+    if (!type.startsWith(prefix)) continue;
+    const id = data[field];
+    return typeof id === 'string' && id !== '' ? { kind, id } : null;
+  }
+  return null;
 }
 
 /**

@@ -3,7 +3,7 @@ import { didYouMean } from '../did-you-mean';
 import { zod } from '../lazy-zod';
 import { EVENT_TYPES, familyOf, isEventType } from './catalogue';
 import { checkDataFields } from './check-data-fields';
-import { detectLayout } from './detect-layout';
+import { detectLayout } from './normalize-event';
 import { SCENARIO_VERSION, type Scenario } from './scenario';
 
 /** Bounds of a scenario, so a file cannot make a player send or wait without end. */

@@ -1,6 +1,6 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import type { DeliveryEnvelope } from './build-event';
-import { detectLayout } from './detect-layout';
+import { detectLayout } from './normalize-event';
 import { SCENARIO_LIMITS } from './parse-scenario';
 import { createRedactor } from './redact-event';
 import { SCENARIO_VERSION, type Scenario, type ScenarioDelivery } from './scenario';

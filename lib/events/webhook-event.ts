@@ -5,8 +5,18 @@ import type {
   EventType,
 } from './catalogue';
 import type { CredentialDetails, Device, EventData, Metadata, Protocol } from './data-schemas';
-import type { EventEntity } from './event-entity';
 import type { DataFieldOf } from './family-fields';
+
+/** What an entity is: the resource whose id the event's data names. */
+export type EntityKind = 'access_pass' | 'card_template' | 'landing_page' | 'credential_profile' | 'account';
+
+/** The one resource an event is about, so events of it can be put in order. */
+export interface EventEntity {
+  /** Which family's resource: an access pass, a card template, a landing page, a credential profile or an account. */
+  kind: EntityKind;
+  /** The resource's id as the event names it (layout A `data.id` or layout B `access_pass_id` for a pass). */
+  id: string;
+}
 
 /**
  * The data of a type's family, and only that: the fields spec 2.2 names for it, each nullable (a field

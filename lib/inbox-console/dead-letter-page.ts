@@ -1,5 +1,5 @@
 import type { DeadLetter } from '../inbox/inbox';
-import { entityOf } from '../events/event-entity';
+import { entityOf } from '../events/normalize-event';
 import type { EventData } from '../events/data-schemas';
 import { block, text, when } from './console-text';
 import { handlersOf, reasonOf } from './newer-fields';

@@ -3,8 +3,7 @@ import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
 import type { InboxIssue, IssueAlert, IssuesQuery } from './inbox-issue';
-import type { QueuedDelivery } from './queued-delivery';
-import type { HandlerState } from './handler-states';
+import type { HandlerState, QueuedDelivery } from './queued-delivery';
 import type { ReplayOptions } from './replay-pages';
 import type { WorkerRate } from './worker-rate';
 

@@ -4,9 +4,7 @@ import type { DeliveryRecord } from '../core/delivery-record';
 import type { DeliveryTrace } from '../core/tracing';
 import type { WebhookRequest } from '../core/webhook-request';
 import type { AnyWebhookEvent } from '../events/webhook-event';
-import { activeTracer } from './active-tracer';
-import { openTelemetryApi } from './otel-api';
-import { remoteSpanContext } from './remote-span-context';
+import { activeTracer, openTelemetryApi, remoteSpanContext } from './active-tracer';
 import { typeLabel } from './type-label';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);

@@ -1,8 +1,12 @@
 import { deadLetterReason } from '../inbox/worker/read-queued-event';
 import type { DeadLetter } from '../inbox/inbox';
 import type { IssueRef } from '../inbox/inbox-issue';
-import { handlerStatesOf, type HandlerStates } from '../inbox/handler-states';
-import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
+import {
+  handlerStatesOf,
+  isQueuedDelivery,
+  type HandlerStates,
+  type QueuedDelivery,
+} from '../inbox/queued-delivery';
 
 /** A dead letter as the `<name>.dead` queue holds it. */
 export interface DeadLetterData {

@@ -18,7 +18,7 @@ import { findIssues, inIssue } from './pg-boss-issue-reads';
 import { checkIssueAlerts, watchIssues } from '../inbox/issue-watch';
 import { pgIssueLedger } from './pg-issue-ledger';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
-import { replayStates } from '../inbox/handler-states';
+import { replayStates } from '../inbox/queued-delivery';
 import { checkTransactions, inTransaction } from './in-transaction';
 import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 import { checkSchemaName } from './check-schema-name';

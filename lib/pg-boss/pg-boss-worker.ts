@@ -2,17 +2,43 @@ import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
 import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
-import { isQueuedDelivery } from '../inbox/queued-delivery';
+import {
+  isQueuedDelivery,
+  jobHandlersOf,
+  withoutHandlers,
+  type HandlerStates,
+} from '../inbox/queued-delivery';
 import { issueRefsOf } from '../inbox/inbox-issue';
 import { DEAD_LETTER_RETENTION_SECONDS } from '../inbox/dead-letter-retention';
 import { isDeadLetterData, type DeadLetterData } from './dead-letter-data';
 import type { PgBoss, PgBossJob } from './load-pg-boss';
 import { engineErrorLog } from '../inbox/worker/engine-error-log';
 import { isPaused, PAUSE_READ_MS } from './pause-flag';
-import { holdQueue, queueHeldFor } from './queue-hold';
 import { startWindow } from '../inbox/worker-rate';
 import { checkTransactions, inTransaction } from './in-transaction';
-import { jobHandlersOf, withoutHandlers, type HandlerStates } from '../inbox/handler-states';
+
+/**
+ * Until when each queue's workers in this process start no try, by queue name: a handler's
+ * RateLimited holds them all. pg-boss has no rate limit to set, so the hold is this process's; a
+ * worker of the queue in another process holds off only when a handler of its own throws one.
+ */
+const heldUntil = new Map<string, number>();
+
+/** Holds queue `name`'s workers in this process for `ms` from now (a longer hold already set stays). */
+function holdQueue(name: string, ms: number): void {
+  const until = Date.now() + ms;
+  if ((heldUntil.get(name) ?? 0) < until) heldUntil.set(name, until);
+}
+
+/** How many ms queue `name`'s workers in this process still hold off; 0 when they may start tries. */
+function queueHeldFor(name: string): number {
+  const until = heldUntil.get(name);
+  if (until === undefined) return 0;
+  const left = until - Date.now();
+  if (left > 0) return left;
+  heldUntil.delete(name);
+  return 0;
+}
 
 /** This try of `job`: pg-boss settles it only while the job is still this claim's. */
 const attemptOf = (job: PgBossJob) => ({ id: job.id, retryCount: job.retryCount });

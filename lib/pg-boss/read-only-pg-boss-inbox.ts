@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { didYouMean } from '../did-you-mean';
 import { checkDeadLettersQuery, checkIssuesQuery } from '../inbox/check-dead-letter-query';
 import { findIssues } from './pg-boss-issue-reads';
@@ -6,12 +8,41 @@ import { checkSchemaName } from './check-schema-name';
 import { deadLetterFromData } from './dead-letter-data';
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, findDeadJobs, readStatus } from './pg-boss-reads';
-import { readOnlyDb } from './read-only-db';
 import { isPaused, PAUSED_SUFFIX } from './pause-flag';
 import { readOnlyRefusals } from '../inbox/read-only-refusals';
 import { ISSUES_SUFFIX } from './pg-issue-ledger';
 
 const WHERE = 'inbox';
+
+/** The part of `pg`'s Pool used here. */
+interface Pool {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  end(): Promise<void>;
+}
+
+/**
+ * A connection to `connectionString` on which PostgreSQL itself refuses every write
+ * (`default_transaction_read_only`): what reads through it cannot change the database, whatever
+ * they run. `pg` is pg-boss's own (loaded from beside it), so nothing more is installed.
+ */
+function readOnlyDb(connectionString: string): PgBossModule.Db & { close(): Promise<void> } {
+  // pg-boss's own dependency, found from beside it.
+  const pg = createRequire(require.resolve('pg-boss'))('pg') as {
+    Pool: new (config: object) => Pool;
+  };
+  const pool = new pg.Pool({
+    connectionString,
+    max: 1,
+    options: '-c default_transaction_read_only=on',
+  });
+  // A connection lost while idle is reported on the next query; unheard here, it would crash.
+  pool.on('error', () => undefined);
+  return {
+    executeSql: (text, values) => pool.query(text, values) as Promise<{ rows: never[] }>,
+    close: () => pool.end(),
+  };
+}
 
 /**
  * The pg-boss queue `name` opened only to be read (`inbox status`, `inbox dead-letters`): pg-boss is

@@ -3,7 +3,7 @@ import type { EventRouter } from '../../events/event-router';
 import type { RetryLater } from '../../events/retry-later';
 import { RateLimited } from '../../events/rate-limited';
 import type { InboxBackoff, InboxWorkerOptions, JobRecord } from '../inbox';
-import type { QueuedDelivery } from '../queued-delivery';
+import type { HandlerStates, JobHandlers, QueuedDelivery } from '../queued-delivery';
 import { checkWorkerRate, type WorkerRate } from '../worker-rate';
 import { resolveLogger, type ResolvedLogger } from '../../logger';
 import { OptionsError } from '../../options-error';
@@ -19,7 +19,6 @@ import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
 import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from '../../core/dispatch/ordering-guard';
 import { runQueuedEvent, type QueuedRunResult, type HandlerOutcomes } from './run-queued-event';
-import type { HandlerStates, JobHandlers } from '../handler-states';
 
 const WORKER_OPTION_KEYS = [
   'concurrency',

@@ -2,7 +2,7 @@ import type { EventRouter, EventHandler, HandlerContext, MatchedHandlers } from 
 import { InvalidEventError } from '../../events/invalid-event-error';
 import { RetryLater } from '../../events/retry-later';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
-import type { QueuedDelivery } from '../queued-delivery';
+import type { JobHandlers, QueuedDelivery } from '../queued-delivery';
 import type { ResolvedLogger } from '../../logger';
 import type { BoundedStore } from '../../core/dispatch/bounded-store';
 import { DeliveryContext } from '../../core/dispatch/handler-context';
@@ -12,7 +12,6 @@ import { keepClaim } from '../../core/dispatch/keep-claim';
 import { readQueuedEvent } from './read-queued-event';
 import { runHandlers, type Outcome, type PerHandler } from '../../core/dispatch/run-handlers';
 import type { TracingHooks } from '../../core/tracing';
-import type { JobHandlers } from '../handler-states';
 import { warnReturnedValue } from '../../core/dispatch/warn-returned-value';
 
 /** How one try of a queued event ended. */
