@@ -12,7 +12,7 @@ import { MAX_STREAMS_PER_CLIENT } from '../lib/inbox-console/status-feed';
 import { captureLogger } from './support/capture-logger';
 import { issuedDelivery, makeDeadLetters } from './support/dead-letters';
 import { describeWithRedis } from './support/redis-server';
-import { bullmqEngine, type EngineServer } from './support/inbox-engines';
+import { bullmqEngine, eventually, type EngineServer } from './support/inbox-engines';
 import { listen } from './support/listen';
 
 const HOSTILE = {
@@ -32,6 +32,7 @@ const ROUTES: [string, string][] = [
   ['POST', '/actions/replay'],
   ['POST', '/actions/pause'],
   ['POST', '/actions/resume'],
+  ['POST', '/actions/cancel'],
 ];
 
 const stub = { status() {}, deadLetters() {}, replay() {}, pause() {}, resume() {} } as unknown as Inbox;
@@ -307,11 +308,16 @@ describeWithRedis('the inbox console on a real inbox', () => {
         { type: 'ag.access_pass.issued', since: '', confirmed: 'yes', token: confirmToken },
         { origin },
       );
-      expect([done.status, done.headers.get('location')]).toEqual([303, '/ops/?done=replayed&count=3']);
+      expect([done.status, done.headers.get('location')]).toEqual([303, '/ops/?done=replay-started']);
+      // It runs on the server; the overview shows how far it came.
+      await eventually('the replay done', async () =>
+        (await (await fetch(`${url}/`)).text()).includes('replayed 3 of 3; done'),
+      );
       const status = await inbox.status();
       expect([status.dead, status.waiting]).toEqual([0, 3]);
       expect(logger.messages('info')).toEqual([
-        '[service-webhooks] inbox console: ada@example.com replayed every dead letter of type ag.access_pass.issued: 3',
+        '[service-webhooks] inbox console: ada@example.com started replaying every dead letter of type ag.access_pass.issued',
+        '[service-webhooks] inbox console: ada@example.com replayed every dead letter of type ag.access_pass.issued: 3 of 3',
       ]);
     });
 
@@ -377,6 +383,24 @@ describeWithRedis('the inbox console on a real inbox', () => {
         }
       },
     );
+
+    it("an issue's masked error is text on its row and on its replay's confirmation", async () => {
+      const { url } = await mounted();
+      const overview = await (await fetch(`${url}/`)).text();
+      expect(overview.match(/data-testid="replay-issue"/g)).toHaveLength(1);
+      const [issue] = await inbox.issues();
+      const asked = await post(
+        `${url}/actions/replay`,
+        { issue: issue!.key, token: await pageToken(url) },
+        {},
+      );
+      const confirm = await asked.text();
+      for (const html of [overview, confirm]) {
+        expect(html).not.toMatch(/<b>boom|[\u202A-\u202E\u2066-\u2069]/);
+        expect(html).toContain('Error: &lt;b&gt;boom&lt;/b&gt;\\u202e');
+      }
+      expect((await inbox.status()).dead).toBe(1);
+    });
 
     it('every page is served under a CSP that allows only our own script file, and has no inline script or handler', async () => {
       const { url } = await mounted();

@@ -3,18 +3,20 @@ import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
 import { resolveLogger, type ResolvedLogger } from '../logger';
 import { ActionTokens } from './action-token';
+import { BulkReplays } from './bulk-replay';
 import { checkAccess } from './console-access';
 import { BASE_HEADERS, consoleProblem } from './console-problem';
 import type { ConsoleAnswer, ConsoleRequest } from './console-request';
 import { CONSOLE_JS } from './console-script';
 import { CONSOLE_CSS } from './console-style';
-import { confirmReplayPage, filterWords } from './confirm-replay-page';
+import { confirmReplayPage, filterWords, issueWords } from './confirm-replay-page';
 import { deadLetterPage } from './dead-letter-page';
 import { deadLettersPage, MAX_PAGES, PAGE_SIZE } from './dead-letters-page';
 import type { InboxConsoleOptions } from './inbox-console-options';
-import { handlersOf, hasIssues, replayHandler } from './newer-fields';
+import { handlersOf, hasIssues, replayHandler, type ConsoleIssue } from './newer-fields';
 import { overviewPage } from './overview-page';
 import { PAGE_CSP, type PageFrame } from './page-layout';
+import { progressEvent } from './replay-progress';
 import { StatusFeed } from './status-feed';
 import { TriesPerMinute } from './tries-per-minute';
 
@@ -25,6 +27,8 @@ const MAX_FORM_BYTES = 8 * 1024;
 const NEWEST = 10;
 /** How far a dead letter's page looks for its id among the newest (of its type). */
 const LOOKUP_DEPTH = MAX_PAGES * PAGE_SIZE;
+/** The issues an action looks its issue up among: every one `issues()` gives. */
+const ISSUES_READ = 1000;
 
 /** The console without a transport: the node and Fetch doors adapt requests to it. */
 export interface ConsoleCore<Raw> {
@@ -123,6 +127,7 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
   const tokens = new ActionTokens();
   const tries = new TriesPerMinute();
   const feed = new StatusFeed(() => inbox.status(), logger);
+  const bulk = new BulkReplays(inbox, logger, (state) => feed.replay(progressEvent(state)));
 
   const html = (status: number, body: string): ConsoleAnswer => ({
     status,
@@ -156,7 +161,11 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
           ? 'The queue is paused: no worker starts a try until it is resumed.'
           : done === 'resumed'
             ? 'The queue is resumed: workers start tries again.'
-            : undefined;
+            : done === 'replay-started'
+              ? 'The replay started: its progress is below, with a button to cancel it.'
+              : done === 'cancelled'
+                ? 'The replay was cancelled between two pages: what was put back stays put back.'
+                : undefined;
     return {
       title,
       base: request.base,
@@ -176,7 +185,10 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
       inbox.deadLetters({ limit: NEWEST }),
       hasIssues(inbox) ? inbox.issues() : Promise.resolve(undefined),
     ]);
-    return html(200, overviewPage(f, { hour: tries.lastHour(), triesWired: tries.wired, newest, issues }));
+    return html(
+      200,
+      overviewPage(f, { hour: tries.lastHour(), triesWired: tries.wired, newest, issues, bulk: bulk.state }),
+    );
   }
 
   function typeParam(request: ConsoleRequest<Raw>): string | undefined {
@@ -254,6 +266,22 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
         'This action carries no valid token of the console page (a page older than 12 hours, from before a restart, or of someone else) and was not done. Reload the page and try again.',
       );
     const back = request.base === '' ? '/' : `${request.base}/`;
+    if (action === 'cancel') {
+      const stopping = bulk.cancel();
+      if (stopping === undefined)
+        return consoleProblem(
+          409,
+          'console-no-replay',
+          'Conflict',
+          'No bulk replay is running: nothing was cancelled.',
+        );
+      logger.info({ identity, action }, `inbox console: ${identity} cancelled the bulk replay`);
+      // The page it comes back to shows where the replay stopped.
+      await stopping;
+      return redirect(`${back}?done=cancelled`);
+    }
+    // Before the inbox is read for it: while one runs, another is refused at once.
+    if (action === 'replay' && form.get('confirmed') === 'yes' && bulk.busy) return replayRunning();
     if (action === 'pause' || action === 'resume') {
       await (action === 'pause' ? inbox.pause() : inbox.resume());
       logger.info({ identity, action, queue: inbox.name }, `inbox console: ${identity} ${action}d the queue`);
@@ -285,6 +313,25 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
       );
       return redirect(`${back}?done=replayed&count=${replayed}`);
     }
+    const issueKey = form.get('issue');
+    if (issueKey !== null && issueKey !== '') {
+      const issue = hasIssues(inbox)
+        ? (await inbox.issues({ limit: ISSUES_READ })).find((i) => i.key === issueKey)
+        : undefined;
+      if (issue === undefined)
+        return consoleProblem(
+          404,
+          'console-issue-not-found',
+          'Not Found',
+          'No open issue has this key (its dead letters may have been replayed meanwhile); nothing was replayed. Go back to the overview.',
+        );
+      if (form.get('confirmed') !== 'yes')
+        return html(
+          200,
+          confirmReplayPage(await frame(request, identity, 'Replay dead letters?'), {}, issue),
+        );
+      return startBulk({ issue: issue.key }, issueWords(issue as ConsoleIssue), identity, back, issue.count);
+    }
     const since = parseSince(form.get('since'));
     if (since === 'invalid')
       return consoleProblem(
@@ -300,24 +347,54 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     };
     if (form.get('confirmed') !== 'yes')
       return html(200, confirmReplayPage(await frame(request, identity, 'Replay dead letters?'), filter));
-    const replayed = await inbox.replay(filter);
-    logger.info(
-      { identity, action: 'replay', type: filter.type, since: filter.since?.toISOString(), replayed },
-      `inbox console: ${identity} replayed ${filterWords(filter)}: ${replayed}`,
+    // Every dead letter: the status counts them; a narrower filter is counted by a dry run first.
+    const total =
+      filter.type === undefined && filter.since === undefined ? (await inbox.status()).dead : undefined;
+    return startBulk(filter, filterWords(filter), identity, back, total);
+  }
+
+  const replayRunning = () =>
+    consoleProblem(
+      409,
+      'console-replay-running',
+      'Conflict',
+      'A bulk replay is already running on this console; nothing more was started. Wait for it to end, or cancel it from the overview.',
     );
-    return redirect(`${back}?done=replayed&count=${replayed}`);
+
+  /** Starts a bulk replay on the server, or refuses (409) while one runs; the overview shows it. */
+  function startBulk(
+    target: ReplayFilter,
+    what: string,
+    identity: string,
+    back: string,
+    total: number | undefined,
+  ): ConsoleAnswer {
+    if (!bulk.start({ target, what, identity, ...(total === undefined ? {} : { total }) }))
+      return replayRunning();
+    logger.info(
+      {
+        identity,
+        action: 'replay',
+        what,
+        type: target.type,
+        since: target.since?.toISOString(),
+        issue: target.issue,
+      },
+      `inbox console: ${identity} started replaying ${what}`,
+    );
+    return redirect(`${back}?done=replay-started`);
   }
 
   async function route(request: ConsoleRequest<Raw>, identity: string): Promise<ConsoleAnswer> {
     const { method, path } = request;
     if (path.startsWith('/actions/')) {
       const action = path.slice('/actions/'.length);
-      if (!['replay', 'pause', 'resume'].includes(action))
+      if (!['replay', 'pause', 'resume', 'cancel'].includes(action))
         return consoleProblem(
           404,
           'console-not-found',
           'Not Found',
-          `No console action ${JSON.stringify(action)}: replay, pause or resume.`,
+          `No console action ${JSON.stringify(action)}: replay, cancel, pause or resume.`,
         );
       if (method !== 'POST')
         return consoleProblem(
@@ -401,6 +478,7 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
       tries.record(record.outcome);
     },
     close() {
+      bulk.close();
       feed.close();
     },
   };
