@@ -11,7 +11,7 @@ import { CONSOLE_JS } from './console-script';
 import { CONSOLE_CSS } from './console-style';
 import { confirmReplayPage, filterWords, issueWords } from './confirm-replay-page';
 import { deadLetterPage } from './dead-letter-page';
-import { deadLettersPage, MAX_PAGES, PAGE_SIZE } from './dead-letters-page';
+import { deadLettersPage, PAGE_SIZE, type ListPlace } from './dead-letters-page';
 import type { InboxConsoleOptions } from './inbox-console-options';
 import { handlersOf, hasIssues, replayHandler, type ConsoleIssue } from './newer-fields';
 import { overviewPage } from './overview-page';
@@ -25,8 +25,11 @@ const KNOWN = ['inbox', 'authorize', 'basePath', 'logger'] as const;
 const MAX_FORM_BYTES = 8 * 1024;
 /** The newest dead letters on the overview. */
 const NEWEST = 10;
-/** How far a dead letter's page looks for its id among the newest (of its type). */
-const LOOKUP_DEPTH = MAX_PAGES * PAGE_SIZE;
+/**
+ * How far a dead letter's page looks for its id among the newest (of its type) when its link carries
+ * no cursor to read it by (an old bookmark, or the letter moved).
+ */
+const LOOKUP_DEPTH = 1000;
 /** The issues an action looks its issue up among: every one `issues()` gives. */
 const ISSUES_READ = 1000;
 
@@ -196,27 +199,61 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     return type === undefined || type === '' ? undefined : type;
   }
 
-  async function list(request: ConsoleRequest<Raw>, identity: string): Promise<ConsoleAnswer> {
-    const asked = Number(request.query.get('page') ?? '1');
-    if (!Number.isSafeInteger(asked) || asked < 1 || asked > MAX_PAGES)
-      return consoleProblem(
-        400,
-        'console-bad-page',
-        'Bad Request',
-        `page must be a whole number from 1 to ${MAX_PAGES}; filter by type to reach older dead letters.`,
-      );
-    const type = typeParam(request);
-    // One more than the page, to know whether an older page exists.
-    const letters = await inbox.deadLetters({ limit: asked * PAGE_SIZE + 1, type });
-    const shown = letters.slice((asked - 1) * PAGE_SIZE, asked * PAGE_SIZE);
-    const more = letters.length > asked * PAGE_SIZE;
-    letters.length = 0;
-    const f = await frame(request, identity, 'Dead letters');
-    return html(200, deadLettersPage(f, shown, { page: asked, type, more }));
+  /** A cursor from the query, as a list link or a form carries it. */
+  function cursorParam(query: URLSearchParams, name: 'after' | 'before'): string | undefined {
+    const cursor = query.get(name);
+    return cursor === null || cursor === '' ? undefined : cursor;
   }
 
-  /** The dead letter of event `id` among the newest (of `type`), read with a bounded limit. */
-  async function findLetter(id: string, type: string | undefined): Promise<DeadLetter | undefined> {
+  async function list(request: ConsoleRequest<Raw>, identity: string): Promise<ConsoleAnswer> {
+    const type = typeParam(request);
+    const after = cursorParam(request.query, 'after');
+    const before = after === undefined ? cursorParam(request.query, 'before') : undefined;
+    // One more than the page, to know whether a page lies beyond it.
+    const letters = await inbox.deadLetters({
+      limit: PAGE_SIZE + 1,
+      type,
+      ...(after === undefined ? {} : { after }),
+      ...(before === undefined ? {} : { before }),
+    });
+    const beyond = letters.length > PAGE_SIZE;
+    let shown: DeadLetter[];
+    let place: ListPlace;
+    if (before !== undefined) {
+      // The page before, nearest last: the one beyond it is the newer neighbour of its first row.
+      shown = beyond ? letters.slice(1) : letters;
+      place = {
+        type,
+        from: beyond ? letters[0]?.cursor : undefined,
+        newer: beyond ? shown[0]?.cursor : undefined,
+        older: shown.at(-1)?.cursor ?? before,
+      };
+    } else {
+      shown = letters.slice(0, PAGE_SIZE);
+      place = {
+        type,
+        from: after,
+        newer: after === undefined ? undefined : (shown[0]?.cursor ?? 'newest'),
+        older: beyond ? shown.at(-1)?.cursor : undefined,
+      };
+    }
+    const f = await frame(request, identity, 'Dead letters');
+    return html(200, deadLettersPage(f, shown, place));
+  }
+
+  /**
+   * The dead letter of event `id`: read at once after the cursor its link carries, else looked for
+   * among the newest (of `type`), read with a bounded limit.
+   */
+  async function findLetter(
+    id: string,
+    type: string | undefined,
+    after: string | undefined,
+  ): Promise<DeadLetter | undefined> {
+    if (after !== undefined) {
+      const [next] = await inbox.deadLetters({ limit: 1, type, after });
+      if (next?.delivery.id === id) return next;
+    }
     for (const letter of await inbox.deadLetters({ limit: LOOKUP_DEPTH, type }))
       if (letter.delivery.id === id) return letter;
     return undefined;
@@ -228,7 +265,8 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     id: string,
   ): Promise<ConsoleAnswer> {
     const type = typeParam(request);
-    const found = await findLetter(id, type);
+    const after = cursorParam(request.query, 'after');
+    const found = await findLetter(id, type, after);
     if (found === undefined)
       return consoleProblem(
         404,
@@ -236,7 +274,7 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
         'Not Found',
         `No dead letter of this event among the newest ${LOOKUP_DEPTH}${type === undefined ? '' : ' of its type'}: it may have been replayed. Go back to the list.`,
       );
-    return html(200, deadLetterPage(await frame(request, identity, 'Dead letter'), found));
+    return html(200, deadLetterPage(await frame(request, identity, 'Dead letter'), found, after));
   }
 
   async function act(request: ConsoleRequest<Raw>, identity: string, action: string): Promise<ConsoleAnswer> {
@@ -290,7 +328,12 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     const id = form.get('id');
     const handler = form.get('handler');
     if (id !== null && id !== '' && handler !== null && handler !== '') {
-      const letter = await findLetter(id, undefined);
+      const listed = form.get('type')?.trim();
+      const letter = await findLetter(
+        id,
+        listed === undefined || listed === '' ? undefined : listed,
+        cursorParam(form, 'after'),
+      );
       if (letter === undefined || handlersOf(letter)?.[handler] === undefined)
         return consoleProblem(
           400,
