@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Inbox, ReplayOptions, ReplayProgress } from '../lib';
 import { PAGE } from '../lib/bullmq/bullmq-dead-letters';
 import { REPLAY_BATCH } from '../lib/pg-boss/pg-boss-inbox';
-import type { BulkReplayState } from '../lib/inbox-console/bulk-replay';
+import type { ProgressEvent } from '../lib/inbox-console/replay-progress';
 import { inboxConsole, type InboxConsoleHandler } from 'service-webhooks/inbox-console';
 import { captureLogger } from './support/capture-logger';
 import { issuedDelivery, makeDeadLetters } from './support/dead-letters';
@@ -15,7 +15,7 @@ import { eventually } from './support/inbox-engines';
 import { listen } from './support/listen';
 import { seedDeadLetters } from './support/seed-dead-letters';
 
-type ReplayEvent = BulkReplayState & { words: string; busy: boolean };
+type ReplayEvent = ProgressEvent;
 
 describeEachEngine('the inbox console’s bulk replays on $name', (engine, server) => {
   let inbox: Inbox;

@@ -401,6 +401,30 @@ describeWithRedis('the inbox console on a real inbox', () => {
         expect(html).toContain('Error: &lt;b&gt;boom&lt;/b&gt;\\u202e');
       }
       expect((await inbox.status()).dead).toBe(1);
+      // Replayed: the progress section says which issue, as text, in the first paint and the stream.
+      const confirmToken = /name="token" value="([^"]+)"/.exec(confirm)?.[1] as string;
+      const stream = await fetch(`${url}/stream`);
+      const started = await post(
+        `${url}/actions/replay`,
+        { issue: issue!.key, confirmed: 'yes', token: confirmToken },
+        {},
+      );
+      expect(started.status).toBe(303);
+      let after = '';
+      await eventually('the replay done', async () => {
+        after = await (await fetch(`${url}/`)).text();
+        return after.includes('replayed 1 of 1; done');
+      });
+      expect(after).toContain('Error: &lt;b&gt;boom&lt;/b&gt;\\u202e: replayed 1 of 1; done');
+      expect(after).not.toMatch(/<b>boom|[\u202A-\u202E\u2066-\u2069]/);
+      const reader = stream.body!.getReader();
+      let events = '';
+      while (!events.includes('"state":"done"'))
+        events += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      expect(events).toContain('"words":"Replay of the dead letters of the issue ag.access_pass.issued');
+      expect(events).toContain('boom</b>\\\\u202e: replayed 1 of 1; done"');
+      expect(events).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
     });
 
     it('every page is served under a CSP that allows only our own script file, and has no inline script or handler', async () => {

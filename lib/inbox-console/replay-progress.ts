@@ -22,10 +22,23 @@ export function progressWords(state: BulkReplayState): string {
   }
 }
 
-/** What the live stream sends of a bulk replay: the state and the words the page shows. */
-export function progressEvent(state: BulkReplayState): BulkReplayState & { words: string; busy: boolean } {
+/** What the live stream sends of a bulk replay (`event: replay`) to its page. */
+export interface ProgressEvent {
+  state: BulkReplayState['state'];
+  replayed: number;
+  total: number | null;
+  /** What the page shows, control characters escaped (the script sets it as text). */
+  words: string;
+  /** Whether it runs, so Cancel is shown. */
+  busy: boolean;
+}
+
+/** A bulk replay as its page is told: the counts and the words, not the filter's raw text. */
+export function progressEvent(state: BulkReplayState): ProgressEvent {
   return {
-    ...state,
+    state: state.state,
+    replayed: state.replayed,
+    total: state.total,
     words: progressWords(state),
     busy: state.state === 'counting' || state.state === 'running',
   };
