@@ -1,7 +1,8 @@
 // The console in a real Chromium against a real inbox on Redis (BullMQ) and on PostgreSQL (pg-boss):
 // the first paint has the numbers with the script blocked, a failing handler's dead letters appear
-// live, replay (one, then a filter after its confirmation) and pause/resume from the page, no script
-// of an event runs, and every page passes axe-core with no serious or critical violation.
+// live (as one issue), replay (one, then a filter after its confirmation), an issue replayed with a
+// live progress bar and cancelled mid-way (none half done, none lost), pause/resume from the page, no
+// script of an event runs, and every page passes axe-core with no serious or critical violation.
 // Screenshots are kept only when a test fails (their folder is printed); SW_DOCS_SCREENSHOT=<file>
 // writes the overview's for the docs.
 import fs from 'node:fs';
@@ -9,13 +10,22 @@ import os from 'node:os';
 import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Page } from 'playwright-core';
-import { createEventRouter, type Inbox, type InboxWorker } from '../lib';
+import {
+  createEventRouter,
+  type Inbox,
+  type InboxWorker,
+  type ReplayOptions,
+  type ReplayProgress,
+} from '../lib';
+import { PAGE } from '../lib/bullmq/bullmq-dead-letters';
+import { REPLAY_BATCH } from '../lib/pg-boss/pg-boss-inbox';
 import { inboxConsole, type InboxConsoleHandler } from 'service-webhooks/inbox-console';
 import { chromiumOrSkip } from './support/chromium';
 import { issuedDelivery, makeDeadLetters } from './support/dead-letters';
 import { describeEachEngine } from './support/describe-each-engine';
 import { eventually } from './support/inbox-engines';
 import { listen } from './support/listen';
+import { seedDeadLetters } from './support/seed-dead-letters';
 
 const browser = chromiumOrSkip();
 const describeBrowser = browser.available ? describe : describe.skip;
@@ -63,10 +73,53 @@ describeBrowser('the inbox console in Chromium', () => {
       const shots = fs.mkdtempSync(path.join(os.tmpdir(), `sw-inbox-console-${engine.name}-`));
       let failed = false;
 
+      /**
+       * When armed, the next bulk replay stops after the engine's first page (its own signal aborted
+       * there) and goes on with the rest only when `release` is called, or not at all once the
+       * console's signal is aborted (Cancel): a replay held between two pages, whatever the speed.
+       */
+      const hold = { armed: false, release: () => {} };
+      function held(target: Inbox): Inbox {
+        return new Proxy(target, {
+          get(inner, property) {
+            if (property === 'replay')
+              return async (what: never, options: ReplayOptions = {}) => {
+                if (!hold.armed || options.dryRun === true) return inner.replay(what, options);
+                hold.armed = false;
+                const first = new AbortController();
+                let before: ReplayProgress = { replayed: 0, matched: 0 };
+                const done = await inner.replay(what, {
+                  signal: first.signal,
+                  onProgress: (progress) => {
+                    before = progress;
+                    first.abort();
+                    return options.onProgress?.(progress);
+                  },
+                });
+                await new Promise<void>((resolve) => {
+                  hold.release = resolve;
+                  options.signal?.addEventListener('abort', () => resolve(), { once: true });
+                });
+                const rest = await inner.replay(what, {
+                  ...options,
+                  onProgress: (p) =>
+                    options.onProgress?.({
+                      replayed: before.replayed + p.replayed,
+                      matched: before.matched + p.matched,
+                    }),
+                });
+                return done + rest;
+              };
+            const value: unknown = Reflect.get(inner, property, inner);
+            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(inner) : value;
+          },
+        });
+      }
+
       beforeAll(async () => {
         inbox = server().inbox(`console-proof-${process.pid}`);
         handler = inboxConsole({
-          inbox,
+          inbox: held(inbox),
           authorize: () => 'ops@example.com',
           basePath: '/ops',
           logger: false,
@@ -136,6 +189,11 @@ describeBrowser('the inbox console in Chromium', () => {
           for (const d of [issuedDelivery('evt_live_1'), issuedDelivery('evt_live_2', HOSTILE)])
             await inbox.enqueue(d);
           await shows(page, 'dead', '4');
+          // The four dead letters of one handler failing alike are one issue, grown on the page.
+          await eventually('one issue of 4', async () => {
+            const issues = page.locator('[data-testid="issue"]');
+            return (await issues.count()) === 1 && (await issues.locator('td.num').textContent()) === '4';
+          });
           await page
             .locator('[data-testid="dead-letter"][data-event-id="evt_live_2"]')
             .waitFor({ timeout: 10_000 });
@@ -170,7 +228,13 @@ describeBrowser('the inbox console in Chromium', () => {
           expect((await inbox.status()).dead).toBe(3);
           await page.locator('[data-testid="confirm-replay"]').click();
           await page.locator('[data-testid="notice"]').waitFor();
-          expect(await field(page, 'notice')).toBe('Replayed 3 dead letters: back in the queue.');
+          expect(await field(page, 'notice')).toBe(
+            'The replay started: its progress is below, with a button to cancel it.',
+          );
+          // A type's dead letters are counted first (a dry run), then put back: 3 of 3.
+          await eventually('the replay done', async () =>
+            ((await field(page, 'replay-progress')) ?? '').endsWith('replayed 3 of 3; done'),
+          );
           await shows(page, 'dead', '0');
           await eventually('the replayed events processed', async () => {
             const s = await inbox.status();
@@ -193,6 +257,69 @@ describeBrowser('the inbox console in Chromium', () => {
           await page.locator('[data-testid="pause"]').waitFor();
           expect((await inbox.status()).paused).toBe(false);
           expect(await field(page, 'paused-state')).toBe('running');
+        }));
+
+      it('replays an issue with a live progress bar, cancelled mid-way, then the rest: none half done, none lost', () =>
+        step('bulk-replay', async () => {
+          await worker?.close();
+          worker = undefined;
+          // Two engine pages and a bit: the replay walks them a page at a time, the issue's on each.
+          const seeded = (engine.name === 'bullmq' ? PAGE : REPLAY_BATCH) * 2 + 7;
+          const queued = async () => {
+            const s = await inbox.status();
+            return s.waiting + s.delayed + s.active;
+          };
+          const queuedBefore = await queued();
+          await seedDeadLetters(engine, server().url, inbox.name, seeded, 'bulk', 120_000);
+          // Seeded of two types: the larger issue is the access passes', two thirds of them.
+          const [issue] = (await inbox.issues()).sort((a, b) => b.count - a.count);
+          const total = issue!.count;
+          expect(total).toBe(seeded - Math.floor(seeded / 3));
+          await page.goto(`${url}/`);
+          await page.locator('#live.on').waitFor({ timeout: 10_000 });
+          const row = page.locator('[data-testid="issue"]', {
+            has: page.locator(`input[value="${issue!.key}"]`),
+          });
+          await row.locator('[data-testid="replay-issue"]').click();
+          await page.locator('[data-testid="confirm-text"]').waitFor();
+          expect(await field(page, 'confirm-text')).toContain(`(${total} dead letters)`);
+          expect(await seriousViolations(page)).toEqual([]);
+          expect((await inbox.status()).dead).toBe(seeded);
+          hold.armed = true;
+          await page.locator('[data-testid="confirm-replay"]').click();
+          // The bar moves live: the first page is put back, and the replay waits before the next.
+          let first = 0;
+          await eventually('the first page shown', async () => {
+            const words = (await field(page, 'replay-progress')) ?? '';
+            first = Number(new RegExp(`: replayed (\\d+) of ${total}$`).exec(words)?.[1] ?? 0);
+            return first > 0;
+          });
+          expect(first).toBeLessThan(total);
+          expect(await page.locator('[data-testid="replay-bar"]').getAttribute('max')).toBe(String(total));
+          expect(await page.locator('[data-testid="replay-bar"]').getAttribute('value')).toBe(String(first));
+          expect(await seriousViolations(page)).toEqual([]);
+          await page.locator('[data-testid="cancel-replay-run"]').click();
+          await page.locator('[data-testid="notice"]').waitFor();
+          expect(await field(page, 'notice')).toBe(
+            'The replay was cancelled between two pages: what was put back stays put back.',
+          );
+          expect(await field(page, 'replay-progress')).toMatch(
+            new RegExp(`replayed ${first} of ${total}; stopped$`),
+          );
+          expect(await page.locator('[data-testid="cancel-form"]').isHidden()).toBe(true);
+          // None half done, none lost: the first page's back in the queue, the rest still dead.
+          expect((await inbox.status()).dead).toBe(seeded - first);
+          expect((await queued()) - queuedBefore).toBe(first);
+          // The rest of the issue, from its row, to its end.
+          await row.locator('[data-testid="replay-issue"]').click();
+          await page.locator('[data-testid="confirm-replay"]').click();
+          await eventually('the rest replayed', async () =>
+            ((await field(page, 'replay-progress')) ?? '').endsWith(
+              `replayed ${total - first} of ${total - first}; done`,
+            ),
+          );
+          await shows(page, 'dead', String(seeded - total));
+          expect((await queued()) - queuedBefore).toBe(total);
         }));
     });
   });

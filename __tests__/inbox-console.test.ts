@@ -7,13 +7,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Inbox } from '../lib';
 import { inboxConsole, inboxConsoleFetch, type InboxConsoleHandler } from 'service-webhooks/inbox-console';
-import { MAX_PAGES, PAGE_SIZE } from '../lib/inbox-console/dead-letters-page';
+import { PAGE_SIZE } from '../lib/inbox-console/dead-letters-page';
 import { MAX_STREAMS_PER_CLIENT } from '../lib/inbox-console/status-feed';
 import { captureLogger } from './support/capture-logger';
 import { issuedDelivery, makeDeadLetters } from './support/dead-letters';
 import { describeWithRedis } from './support/redis-server';
-import { bullmqEngine, type EngineServer } from './support/inbox-engines';
+import { bullmqEngine, eventually, type EngineServer } from './support/inbox-engines';
 import { listen } from './support/listen';
+import { seedDeadLetters } from './support/seed-dead-letters';
 
 const HOSTILE = {
   full_name: '<script>window.__owned = 1</script>',
@@ -32,6 +33,7 @@ const ROUTES: [string, string][] = [
   ['POST', '/actions/replay'],
   ['POST', '/actions/pause'],
   ['POST', '/actions/resume'],
+  ['POST', '/actions/cancel'],
 ];
 
 const stub = { status() {}, deadLetters() {}, replay() {}, pause() {}, resume() {} } as unknown as Inbox;
@@ -307,11 +309,16 @@ describeWithRedis('the inbox console on a real inbox', () => {
         { type: 'ag.access_pass.issued', since: '', confirmed: 'yes', token: confirmToken },
         { origin },
       );
-      expect([done.status, done.headers.get('location')]).toEqual([303, '/ops/?done=replayed&count=3']);
+      expect([done.status, done.headers.get('location')]).toEqual([303, '/ops/?done=replay-started']);
+      // It runs on the server; the overview shows how far it came.
+      await eventually('the replay done', async () =>
+        (await (await fetch(`${url}/`)).text()).includes('replayed 3 of 3; done'),
+      );
       const status = await inbox.status();
       expect([status.dead, status.waiting]).toEqual([0, 3]);
       expect(logger.messages('info')).toEqual([
-        '[service-webhooks] inbox console: ada@example.com replayed every dead letter of type ag.access_pass.issued: 3',
+        '[service-webhooks] inbox console: ada@example.com started replaying every dead letter of type ag.access_pass.issued',
+        '[service-webhooks] inbox console: ada@example.com replayed every dead letter of type ag.access_pass.issued: 3 of 3',
       ]);
     });
 
@@ -378,6 +385,48 @@ describeWithRedis('the inbox console on a real inbox', () => {
       },
     );
 
+    it("an issue's masked error is text on its row and on its replay's confirmation", async () => {
+      const { url } = await mounted();
+      const overview = await (await fetch(`${url}/`)).text();
+      expect(overview.match(/data-testid="replay-issue"/g)).toHaveLength(1);
+      const [issue] = await inbox.issues();
+      const asked = await post(
+        `${url}/actions/replay`,
+        { issue: issue!.key, token: await pageToken(url) },
+        {},
+      );
+      const confirm = await asked.text();
+      for (const html of [overview, confirm]) {
+        expect(html).not.toMatch(/<b>boom|[\u202A-\u202E\u2066-\u2069]/);
+        expect(html).toContain('Error: &lt;b&gt;boom&lt;/b&gt;\\u202e');
+      }
+      expect((await inbox.status()).dead).toBe(1);
+      // Replayed: the progress section says which issue, as text, in the first paint and the stream.
+      const confirmToken = /name="token" value="([^"]+)"/.exec(confirm)?.[1] as string;
+      const stream = await fetch(`${url}/stream`);
+      const started = await post(
+        `${url}/actions/replay`,
+        { issue: issue!.key, confirmed: 'yes', token: confirmToken },
+        {},
+      );
+      expect(started.status).toBe(303);
+      let after = '';
+      await eventually('the replay done', async () => {
+        after = await (await fetch(`${url}/`)).text();
+        return after.includes('replayed 1 of 1; done');
+      });
+      expect(after).toContain('Error: &lt;b&gt;boom&lt;/b&gt;\\u202e: replayed 1 of 1; done');
+      expect(after).not.toMatch(/<b>boom|[\u202A-\u202E\u2066-\u2069]/);
+      const reader = stream.body!.getReader();
+      let events = '';
+      while (!events.includes('"state":"done"'))
+        events += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      expect(events).toContain('"words":"Replay of the dead letters of the issue ag.access_pass.issued');
+      expect(events).toContain('boom</b>\\\\u202e: replayed 1 of 1; done"');
+      expect(events).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
+    });
+
     it('every page is served under a CSP that allows only our own script file, and has no inline script or handler', async () => {
       const { url } = await mounted();
       for (const path of ['/', '/dead-letters', '/dead-letters/evt_hostile']) {
@@ -426,57 +475,58 @@ describeWithRedis('the inbox console on a real inbox', () => {
     for (const s of streams.slice(1)) s.stop.abort();
   });
 
-  it('pages the dead letters 50 at a time, newest first, and opens one by its id', async () => {
-    const ids = Array.from({ length: 60 }, (_, i) => `evt_${String(i).padStart(2, '0')}`);
-    await makeDeadLetters(
-      inbox,
-      ids.map((id) => issuedDelivery(id)),
-      60,
-    );
-    const { url } = await mounted();
-    const rows = (html: string) =>
-      [...html.matchAll(/data-testid="dead-letter" data-event-id="([^"]+)"/g)].map((m) => m[1]);
-    const first = await (await fetch(`${url}/dead-letters`)).text();
-    const second = await (await fetch(`${url}/dead-letters?page=2`)).text();
-    expect(rows(first)).toHaveLength(50);
-    expect(rows(second)).toHaveLength(10);
-    expect([...rows(first), ...rows(second)].sort()).toEqual(ids);
-    expect(first).toContain('data-testid="next-page"');
-    expect(second).not.toContain('data-testid="next-page"');
-    expect(second).toContain('51–60 of the 60 dead letters');
-    expect((await fetch(`${url}/dead-letters?page=0`)).status).toBe(400);
-    const one = await fetch(`${url}/dead-letters/evt_07`);
-    expect(one.status).toBe(200);
-    expect(await one.text()).toContain('data-testid="entity">access_pass');
-    expect((await fetch(`${url}/dead-letters/evt_nope`)).status).toBe(404);
-  });
-
-  it('never asks the inbox for more than the deepest page holds, however many dead letters there are', async () => {
-    await makeDeadLetters(inbox, [issuedDelivery('evt_1')], 1);
-    const limits: number[] = [];
+  it('pages by cursor through every dead letter once, each page one read of 51 however deep, and opens the deepest by its link', async () => {
+    const seeded = 2 * PAGE_SIZE + 20;
+    await seedDeadLetters(bullmqEngine, server.url, inbox.name, seeded, 'p');
+    const reads: Record<string, unknown>[] = [];
     const counted = new Proxy(inbox, {
       get(target, property) {
         if (property === 'deadLetters')
-          return (query: { limit: number }) => {
-            limits.push(query.limit);
+          return (query: Record<string, unknown>) => {
+            reads.push(query);
             return target.deadLetters(query);
           };
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const { url } = await mounted({ inbox: counted });
-    for (const path of [
-      '/',
-      '/dead-letters',
-      `/dead-letters?page=${MAX_PAGES}`,
-      '/dead-letters/evt_1',
-      '/dead-letters/evt_gone',
-    ])
-      expect((await fetch(`${url}${path}`)).status).toBeLessThan(500);
-    expect((await fetch(`${url}/dead-letters?page=${MAX_PAGES + 1}`)).status).toBe(400);
-    expect(limits.length).toBe(5);
-    expect(Math.max(...limits)).toBe(MAX_PAGES * PAGE_SIZE + 1);
+    const { url, origin } = await mounted({ inbox: counted });
+    const rows = (html: string) =>
+      [...html.matchAll(/data-testid="dead-letter" data-event-id="([^"]+)"/g)].map((m) => m[1]);
+    const link = (html: string, testId: string) => {
+      const href = new RegExp(`href="([^"]+)" data-testid="${testId}"`).exec(html)?.[1];
+      return href === undefined ? undefined : `${origin}${href.replaceAll('&amp;', '&')}`;
+    };
+    const pages: string[] = [];
+    let next: string | undefined = `${url}/dead-letters`;
+    for (let i = 0; next !== undefined && i < 10; i++) {
+      const html = await (await fetch(next)).text();
+      pages.push(html);
+      next = link(html, 'next-page');
+    }
+    const seen = pages.flatMap(rows);
+    expect(pages.map((p) => rows(p).length)).toEqual([PAGE_SIZE, PAGE_SIZE, 20]);
+    expect(seen).toHaveLength(seeded);
+    expect(new Set(seen).size).toBe(seeded);
+    expect(reads.map((r) => r.limit)).toEqual([PAGE_SIZE + 1, PAGE_SIZE + 1, PAGE_SIZE + 1]);
+    expect(pages[0]).not.toContain('data-testid="prev-page"');
+    expect(pages[0]).toContain(`${PAGE_SIZE} of the ${seeded} dead letters, newest first, from the newest.`);
+    // Back from the oldest page: the newer pages again, the same rows.
+    const back = await (await fetch(link(pages[2]!, 'prev-page')!)).text();
+    expect(rows(back)).toEqual(rows(pages[1]!));
+    const newest = await (await fetch(link(back, 'prev-page')!)).text();
+    expect(rows(newest)).toEqual(rows(pages[0]!));
+    expect(newest).not.toContain('data-testid="prev-page"');
+    // The oldest dead letter, past the newest 100, opened by its link: one read of one after a cursor.
+    const deepest = seen.at(-1)!;
+    const href = new RegExp(`href="([^"]+)"><code>${deepest}</code>`).exec(pages[2]!)?.[1];
+    reads.length = 0;
+    const one = await fetch(`${origin}${href!.replaceAll('&amp;', '&')}`);
+    expect(one.status).toBe(200);
+    expect(await one.text()).toContain(`data-testid="event-id">${deepest}<`);
+    expect(reads).toEqual([{ limit: 1, type: 'ag.access_pass.issued', after: expect.any(String) }]);
+    expect((await fetch(`${url}/dead-letters/evt_nope`)).status).toBe(404);
+    expect((await fetch(`${url}/dead-letters?after=garbage!`)).status).toBe(400);
   });
 
   it('works as Express middleware under its mount path', async () => {

@@ -217,7 +217,7 @@ describeEachEngine('deadLetters() and replay() check what they are given on $nam
     [{ type: 5 }, /^\[service-webhooks\] inbox\.deadLetters: type must be a non-empty event type/],
     [{ type: '' }, /inbox\.deadLetters: type must be a non-empty event type/],
     [{ limt: 5 }, /inbox\.deadLetters: unknown option "limt"; did you mean "limit"\?/],
-    ['evt_kept', /inbox\.deadLetters: takes \{ limit\?, type\?, handler\? \} or nothing/],
+    ['evt_kept', /inbox\.deadLetters: takes \{ limit\?, type\?, handler\?, after\?, before\? \} or nothing/],
     [{ handler: '' }, /inbox\.deadLetters: handler must be a handler's name, a non-empty string/],
     [{ handler: ['crm'] }, /inbox\.deadLetters: handler must be a handler's name/],
     [{ handlers: 'crm' }, /inbox\.deadLetters: unknown option "handlers"; did you mean "handler"\?/],

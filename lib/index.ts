@@ -93,6 +93,7 @@ export { CERTIFICATE_HEADERS } from './mtls/certificate-headers';
 export type * from './mtls/mtls-options';
 export type {
   DeadLetter,
+  DeadLettersOptions,
   Inbox,
   InboxBackoff,
   InboxStatus,

@@ -4,7 +4,8 @@ import type { EventRouter } from '../events/event-router';
 import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { jobIdFor } from '../inbox/queued-delivery';
 import type { ReplayOptions } from '../inbox/replay-pages';
-import { deadLetterOf, failedJobs, handlerFailed, replayFailed, replayHandlers } from './bullmq-dead-letters';
+import { deadLetterOf, handlerFailed, replayFailed, replayHandlers } from './bullmq-dead-letters';
+import { failedCursor, failedPage } from './failed-page';
 import {
   checkDeadLettersQuery,
   checkIssuesQuery,
@@ -202,14 +203,15 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
     async deadLetters(options) {
-      const { limit, type, handler } = checkDeadLettersQuery(options);
-      const jobs = await failedJobs(
+      const { limit, type, handler, after, before } = checkDeadLettersQuery(options);
+      const jobs = await failedPage(
         queue,
         (d, job) =>
           (type === undefined || d.type === type) && (handler === undefined || handlerFailed(job, handler)),
         limit,
+        { after, before },
       );
-      return jobs.map(deadLetterOf);
+      return jobs.map((job) => ({ ...deadLetterOf(job), cursor: failedCursor(job) }));
     },
     async issues(query) {
       return failedIssues(queue, checkIssuesQuery(query));

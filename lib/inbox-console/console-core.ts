@@ -3,18 +3,20 @@ import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
 import { resolveLogger, type ResolvedLogger } from '../logger';
 import { ActionTokens } from './action-token';
+import { BulkReplays } from './bulk-replay';
 import { checkAccess } from './console-access';
 import { BASE_HEADERS, consoleProblem } from './console-problem';
 import type { ConsoleAnswer, ConsoleRequest } from './console-request';
 import { CONSOLE_JS } from './console-script';
 import { CONSOLE_CSS } from './console-style';
-import { confirmReplayPage, filterWords } from './confirm-replay-page';
+import { confirmReplayPage, filterWords, issueWords } from './confirm-replay-page';
 import { deadLetterPage } from './dead-letter-page';
-import { deadLettersPage, MAX_PAGES, PAGE_SIZE } from './dead-letters-page';
+import { deadLettersPage, PAGE_SIZE, type ListPlace } from './dead-letters-page';
 import type { InboxConsoleOptions } from './inbox-console-options';
-import { handlersOf, hasIssues, replayHandler } from './newer-fields';
+import { handlersOf, hasIssues, replayHandler, type ConsoleIssue } from './newer-fields';
 import { overviewPage } from './overview-page';
 import { PAGE_CSP, type PageFrame } from './page-layout';
+import { progressEvent } from './replay-progress';
 import { StatusFeed } from './status-feed';
 import { TriesPerMinute } from './tries-per-minute';
 
@@ -23,8 +25,13 @@ const KNOWN = ['inbox', 'authorize', 'basePath', 'logger'] as const;
 const MAX_FORM_BYTES = 8 * 1024;
 /** The newest dead letters on the overview. */
 const NEWEST = 10;
-/** How far a dead letter's page looks for its id among the newest (of its type). */
-const LOOKUP_DEPTH = MAX_PAGES * PAGE_SIZE;
+/**
+ * How far a dead letter's page looks for its id among the newest (of its type) when its link carries
+ * no cursor to read it by (an old bookmark, or the letter moved).
+ */
+const LOOKUP_DEPTH = 1000;
+/** The issues an action looks its issue up among: every one `issues()` gives. */
+const ISSUES_READ = 1000;
 
 /** The console without a transport: the node and Fetch doors adapt requests to it. */
 export interface ConsoleCore<Raw> {
@@ -123,6 +130,7 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
   const tokens = new ActionTokens();
   const tries = new TriesPerMinute();
   const feed = new StatusFeed(() => inbox.status(), logger);
+  const bulk = new BulkReplays(inbox, logger, (state) => feed.replay(progressEvent(state)));
 
   const html = (status: number, body: string): ConsoleAnswer => ({
     status,
@@ -156,7 +164,11 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
           ? 'The queue is paused: no worker starts a try until it is resumed.'
           : done === 'resumed'
             ? 'The queue is resumed: workers start tries again.'
-            : undefined;
+            : done === 'replay-started'
+              ? 'The replay started: its progress is below, with a button to cancel it.'
+              : done === 'cancelled'
+                ? 'The replay was cancelled between two pages: what was put back stays put back.'
+                : undefined;
     return {
       title,
       base: request.base,
@@ -176,7 +188,10 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
       inbox.deadLetters({ limit: NEWEST }),
       hasIssues(inbox) ? inbox.issues() : Promise.resolve(undefined),
     ]);
-    return html(200, overviewPage(f, { hour: tries.lastHour(), triesWired: tries.wired, newest, issues }));
+    return html(
+      200,
+      overviewPage(f, { hour: tries.lastHour(), triesWired: tries.wired, newest, issues, bulk: bulk.state }),
+    );
   }
 
   function typeParam(request: ConsoleRequest<Raw>): string | undefined {
@@ -184,27 +199,61 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     return type === undefined || type === '' ? undefined : type;
   }
 
-  async function list(request: ConsoleRequest<Raw>, identity: string): Promise<ConsoleAnswer> {
-    const asked = Number(request.query.get('page') ?? '1');
-    if (!Number.isSafeInteger(asked) || asked < 1 || asked > MAX_PAGES)
-      return consoleProblem(
-        400,
-        'console-bad-page',
-        'Bad Request',
-        `page must be a whole number from 1 to ${MAX_PAGES}; filter by type to reach older dead letters.`,
-      );
-    const type = typeParam(request);
-    // One more than the page, to know whether an older page exists.
-    const letters = await inbox.deadLetters({ limit: asked * PAGE_SIZE + 1, type });
-    const shown = letters.slice((asked - 1) * PAGE_SIZE, asked * PAGE_SIZE);
-    const more = letters.length > asked * PAGE_SIZE;
-    letters.length = 0;
-    const f = await frame(request, identity, 'Dead letters');
-    return html(200, deadLettersPage(f, shown, { page: asked, type, more }));
+  /** A cursor from the query, as a list link or a form carries it. */
+  function cursorParam(query: URLSearchParams, name: 'after' | 'before'): string | undefined {
+    const cursor = query.get(name);
+    return cursor === null || cursor === '' ? undefined : cursor;
   }
 
-  /** The dead letter of event `id` among the newest (of `type`), read with a bounded limit. */
-  async function findLetter(id: string, type: string | undefined): Promise<DeadLetter | undefined> {
+  async function list(request: ConsoleRequest<Raw>, identity: string): Promise<ConsoleAnswer> {
+    const type = typeParam(request);
+    const after = cursorParam(request.query, 'after');
+    const before = after === undefined ? cursorParam(request.query, 'before') : undefined;
+    // One more than the page, to know whether a page lies beyond it.
+    const letters = await inbox.deadLetters({
+      limit: PAGE_SIZE + 1,
+      type,
+      ...(after === undefined ? {} : { after }),
+      ...(before === undefined ? {} : { before }),
+    });
+    const beyond = letters.length > PAGE_SIZE;
+    let shown: DeadLetter[];
+    let place: ListPlace;
+    if (before !== undefined) {
+      // The page before, nearest last: the one beyond it is the newer neighbour of its first row.
+      shown = beyond ? letters.slice(1) : letters;
+      place = {
+        type,
+        from: beyond ? letters[0]?.cursor : undefined,
+        newer: beyond ? shown[0]?.cursor : undefined,
+        older: shown.at(-1)?.cursor ?? before,
+      };
+    } else {
+      shown = letters.slice(0, PAGE_SIZE);
+      place = {
+        type,
+        from: after,
+        newer: after === undefined ? undefined : (shown[0]?.cursor ?? 'newest'),
+        older: beyond ? shown.at(-1)?.cursor : undefined,
+      };
+    }
+    const f = await frame(request, identity, 'Dead letters');
+    return html(200, deadLettersPage(f, shown, place));
+  }
+
+  /**
+   * The dead letter of event `id`: read at once after the cursor its link carries, else looked for
+   * among the newest (of `type`), read with a bounded limit.
+   */
+  async function findLetter(
+    id: string,
+    type: string | undefined,
+    after: string | undefined,
+  ): Promise<DeadLetter | undefined> {
+    if (after !== undefined) {
+      const [next] = await inbox.deadLetters({ limit: 1, type, after });
+      if (next?.delivery.id === id) return next;
+    }
     for (const letter of await inbox.deadLetters({ limit: LOOKUP_DEPTH, type }))
       if (letter.delivery.id === id) return letter;
     return undefined;
@@ -216,7 +265,8 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     id: string,
   ): Promise<ConsoleAnswer> {
     const type = typeParam(request);
-    const found = await findLetter(id, type);
+    const after = cursorParam(request.query, 'after');
+    const found = await findLetter(id, type, after);
     if (found === undefined)
       return consoleProblem(
         404,
@@ -224,7 +274,7 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
         'Not Found',
         `No dead letter of this event among the newest ${LOOKUP_DEPTH}${type === undefined ? '' : ' of its type'}: it may have been replayed. Go back to the list.`,
       );
-    return html(200, deadLetterPage(await frame(request, identity, 'Dead letter'), found));
+    return html(200, deadLetterPage(await frame(request, identity, 'Dead letter'), found, after));
   }
 
   async function act(request: ConsoleRequest<Raw>, identity: string, action: string): Promise<ConsoleAnswer> {
@@ -254,6 +304,22 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
         'This action carries no valid token of the console page (a page older than 12 hours, from before a restart, or of someone else) and was not done. Reload the page and try again.',
       );
     const back = request.base === '' ? '/' : `${request.base}/`;
+    if (action === 'cancel') {
+      const stopping = bulk.cancel();
+      if (stopping === undefined)
+        return consoleProblem(
+          409,
+          'console-no-replay',
+          'Conflict',
+          'No bulk replay is running: nothing was cancelled.',
+        );
+      logger.info({ identity, action }, `inbox console: ${identity} cancelled the bulk replay`);
+      // The page it comes back to shows where the replay stopped.
+      await stopping;
+      return redirect(`${back}?done=cancelled`);
+    }
+    // Before the inbox is read for it: while one runs, another is refused at once.
+    if (action === 'replay' && form.get('confirmed') === 'yes' && bulk.busy) return replayRunning();
     if (action === 'pause' || action === 'resume') {
       await (action === 'pause' ? inbox.pause() : inbox.resume());
       logger.info({ identity, action, queue: inbox.name }, `inbox console: ${identity} ${action}d the queue`);
@@ -262,7 +328,12 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     const id = form.get('id');
     const handler = form.get('handler');
     if (id !== null && id !== '' && handler !== null && handler !== '') {
-      const letter = await findLetter(id, undefined);
+      const listed = form.get('type')?.trim();
+      const letter = await findLetter(
+        id,
+        listed === undefined || listed === '' ? undefined : listed,
+        cursorParam(form, 'after'),
+      );
       if (letter === undefined || handlersOf(letter)?.[handler] === undefined)
         return consoleProblem(
           400,
@@ -285,6 +356,25 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
       );
       return redirect(`${back}?done=replayed&count=${replayed}`);
     }
+    const issueKey = form.get('issue');
+    if (issueKey !== null && issueKey !== '') {
+      const issue = hasIssues(inbox)
+        ? (await inbox.issues({ limit: ISSUES_READ })).find((i) => i.key === issueKey)
+        : undefined;
+      if (issue === undefined)
+        return consoleProblem(
+          404,
+          'console-issue-not-found',
+          'Not Found',
+          'No open issue has this key (its dead letters may have been replayed meanwhile); nothing was replayed. Go back to the overview.',
+        );
+      if (form.get('confirmed') !== 'yes')
+        return html(
+          200,
+          confirmReplayPage(await frame(request, identity, 'Replay dead letters?'), {}, issue),
+        );
+      return startBulk({ issue: issue.key }, issueWords(issue as ConsoleIssue), identity, back, issue.count);
+    }
     const since = parseSince(form.get('since'));
     if (since === 'invalid')
       return consoleProblem(
@@ -300,24 +390,54 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
     };
     if (form.get('confirmed') !== 'yes')
       return html(200, confirmReplayPage(await frame(request, identity, 'Replay dead letters?'), filter));
-    const replayed = await inbox.replay(filter);
-    logger.info(
-      { identity, action: 'replay', type: filter.type, since: filter.since?.toISOString(), replayed },
-      `inbox console: ${identity} replayed ${filterWords(filter)}: ${replayed}`,
+    // Every dead letter: the status counts them; a narrower filter is counted by a dry run first.
+    const total =
+      filter.type === undefined && filter.since === undefined ? (await inbox.status()).dead : undefined;
+    return startBulk(filter, filterWords(filter), identity, back, total);
+  }
+
+  const replayRunning = () =>
+    consoleProblem(
+      409,
+      'console-replay-running',
+      'Conflict',
+      'A bulk replay is already running on this console; nothing more was started. Wait for it to end, or cancel it from the overview.',
     );
-    return redirect(`${back}?done=replayed&count=${replayed}`);
+
+  /** Starts a bulk replay on the server, or refuses (409) while one runs; the overview shows it. */
+  function startBulk(
+    target: ReplayFilter,
+    what: string,
+    identity: string,
+    back: string,
+    total: number | undefined,
+  ): ConsoleAnswer {
+    if (!bulk.start({ target, what, identity, ...(total === undefined ? {} : { total }) }))
+      return replayRunning();
+    logger.info(
+      {
+        identity,
+        action: 'replay',
+        what,
+        type: target.type,
+        since: target.since?.toISOString(),
+        issue: target.issue,
+      },
+      `inbox console: ${identity} started replaying ${what}`,
+    );
+    return redirect(`${back}?done=replay-started`);
   }
 
   async function route(request: ConsoleRequest<Raw>, identity: string): Promise<ConsoleAnswer> {
     const { method, path } = request;
     if (path.startsWith('/actions/')) {
       const action = path.slice('/actions/'.length);
-      if (!['replay', 'pause', 'resume'].includes(action))
+      if (!['replay', 'pause', 'resume', 'cancel'].includes(action))
         return consoleProblem(
           404,
           'console-not-found',
           'Not Found',
-          `No console action ${JSON.stringify(action)}: replay, pause or resume.`,
+          `No console action ${JSON.stringify(action)}: replay, cancel, pause or resume.`,
         );
       if (method !== 'POST')
         return consoleProblem(
@@ -401,6 +521,7 @@ export function consoleCore<Raw>(options: InboxConsoleOptions<Raw>, where: strin
       tries.record(record.outcome);
     },
     close() {
+      bulk.close();
       feed.close();
     },
   };

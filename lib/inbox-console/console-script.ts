@@ -3,7 +3,7 @@
  * no inline script). The page works without it; with it, the numbers and the pause state follow the
  * inbox's status over server-sent events, and when they change the overview's lists and chart are
  * taken from the page rendered afresh by the server (parsed, never run), so everything is escaped in
- * one place.
+ * one place. A bulk replay's progress bar follows `event: replay`, whose words it sets as text.
  */
 export const CONSOLE_JS = String.raw`'use strict';
 (function () {
@@ -59,9 +59,23 @@ export const CONSOLE_JS = String.raw`'use strict';
     last = s;
     if (changed || document.getElementById('chart')) refresh();
   }
+  // A bulk replay's progress: words of the server's, set as text; the section is on the overview.
+  function onReplay(event) {
+    var r = JSON.parse(event.data);
+    var section = document.getElementById('bulk-replay');
+    if (!section) return;
+    section.hidden = false;
+    var bar = document.getElementById('replay-bar');
+    var max = Math.max(1, r.total || 0);
+    bar.max = max;
+    bar.value = Math.min(r.replayed, max);
+    document.getElementById('replay-words').textContent = r.words;
+    document.getElementById('cancel-form').hidden = !r.busy;
+  }
   var stream = new EventSource(base + '/stream');
   stream.onopen = function () { live.textContent = 'live'; live.className = 'on'; };
   stream.onerror = function () { live.textContent = 'live updates off, retrying\u2026'; live.className = 'off'; };
   stream.addEventListener('status', onStatus);
+  stream.addEventListener('replay', onReplay);
 })();
 `;

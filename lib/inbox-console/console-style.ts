@@ -33,5 +33,7 @@ button { background: #1d4ed8; color: #fff; border: 0; border-radius: 4px; cursor
 .pages { margin: .6rem 0; display: flex; gap: 1rem; }
 #live.on { color: #86efac; } #live.off { color: #fca5a5; }
 details summary { cursor: pointer; color: #1d4ed8; margin-top: .6rem; }
+[hidden] { display: none !important; }
+progress { width: 100%; max-width: 36rem; height: 1rem; }
 svg { max-width: 100%; height: auto; background: #fff; border-radius: 6px; }
 `;

@@ -16,7 +16,7 @@ function envelopeOf(letter: DeadLetter): { pretty: string; data: unknown } {
 }
 
 /** Each handler's state, with "Replay this handler" for those that failed. */
-function handlersTable(frame: PageFrame, letter: DeadLetter): string {
+function handlersTable(frame: PageFrame, letter: DeadLetter, after: string | undefined): string {
   const handlers = handlersOf(letter);
   if (handlers === undefined) return '';
   const replay = (
@@ -25,6 +25,7 @@ function handlersTable(frame: PageFrame, letter: DeadLetter): string {
 <input type="hidden" name="token" value="${text(frame.token)}">
 <input type="hidden" name="id" value="${text(letter.delivery.id)}">
 <input type="hidden" name="handler" value="${text(name)}">
+<input type="hidden" name="type" value="${text(letter.delivery.type)}">${after === undefined ? '' : `<input type="hidden" name="after" value="${text(after)}">`}
 <button type="submit" data-testid="replay-handler">Replay this handler</button></form>`;
   const rows = Object.entries(handlers)
     .map(
@@ -35,8 +36,11 @@ function handlersTable(frame: PageFrame, letter: DeadLetter): string {
   return `<h2>Handlers</h2><table data-testid="handlers"><thead><tr><th scope="col">Handler</th><th scope="col">State</th><th scope="col">Tries</th><th scope="col">Last error</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-/** One dead letter: the event as received, its entity, its handlers, its last error and times, "Replay this". */
-export function deadLetterPage(frame: PageFrame, letter: DeadLetter): string {
+/**
+ * One dead letter: the event as received, its entity, its handlers, its last error and times, "Replay
+ * this". `after` is the cursor it was read after, which a handler's replay reads it by again.
+ */
+export function deadLetterPage(frame: PageFrame, letter: DeadLetter, after?: string): string {
   const d = letter.delivery;
   const { pretty, data } = envelopeOf(letter);
   const entity = typeof data === 'object' && data !== null ? entityOf(d.type, data as EventData) : null;
@@ -54,7 +58,7 @@ ${reason === undefined ? '' : `<div><dt>Why</dt><dd data-testid="reason">${reaso
 </dl>
 <h2>Last error</h2>
 <pre class="error" data-testid="last-error" tabindex="0">${text(letter.lastError ?? '—')}</pre>
-${handlersTable(frame, letter)}
+${handlersTable(frame, letter, after)}
 <form method="post" action="${text(frame.base)}/actions/replay" data-testid="replay-one-form">
 <input type="hidden" name="token" value="${text(frame.token)}">
 <input type="hidden" name="id" value="${text(d.id)}">

@@ -19,13 +19,16 @@ const HEARTBEAT_MS = 15_000;
 /**
  * The inbox's status to every open page as server-sent events (`event: status`), read once a
  * second while at least one page listens and not at all otherwise; a status is sent when it
- * changed. Bounded in streams overall, per client and in bytes per stream.
+ * changed. A bulk replay's progress goes out as `event: replay`, once a page of it is put back.
+ * Bounded in streams overall, per client and in bytes per stream.
  */
 export class StatusFeed {
   readonly #streams = new Set<EventSink>();
   readonly #perClient = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #last = '';
+  /** The last bulk replay's progress, sent to every newcomer too: a reload still shows it. */
+  #replay = '';
   #failing = false;
 
   constructor(
@@ -74,6 +77,7 @@ export class StatusFeed {
     });
     // The newcomer gets the status now, not at the next change.
     if (this.#last !== '') this.#send(sink, this.#last);
+    if (this.#replay !== '') this.#send(sink, this.#replay);
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => void this.#poll(), POLL_MS);
       void this.#poll();
@@ -106,6 +110,12 @@ export class StatusFeed {
     if (line === this.#last) return;
     this.#last = line;
     for (const sink of this.#streams) this.#send(sink, line);
+  }
+
+  /** Sends a bulk replay's progress (`event: replay`) to every open page, as each page is put back. */
+  replay(state: unknown): void {
+    this.#replay = `event: replay\ndata: ${JSON.stringify(state)}\n\n`;
+    for (const sink of this.#streams) this.#send(sink, this.#replay);
   }
 
   #stop(): void {

@@ -1,5 +1,6 @@
 import { checkOptionKeys } from '../check-option-keys';
 import { OptionsError } from '../options-error';
+import { decodeCursor, type DeadLetterPosition } from './dead-letter-cursor';
 import type { ReplayFilter } from './inbox';
 import type { ReplayOptions } from './replay-pages';
 
@@ -12,6 +13,10 @@ export interface DeadLettersQuery {
   type: string | undefined;
   /** Only dead letters on which this handler has not succeeded. */
   handler: string | undefined;
+  /** Only those after this one, newest first: the next page. */
+  after: DeadLetterPosition | undefined;
+  /** Only those before this one: the page before, still given newest first. */
+  before: DeadLetterPosition | undefined;
 }
 
 /** A `{ … }` literal: a Date or an array given as the filter is a mistake, not "every dead letter". */
@@ -44,18 +49,34 @@ function checkHandlerName(name: unknown, where: string, what: string): string {
   );
 }
 
-/** `deadLetters({ limit?, type?, handler? })`, checked: `limit` a whole number from 1 to 100 000 (default 100). */
+/**
+ * `deadLetters({ limit?, type?, handler?, after?, before? })`, checked: `limit` a whole number from 1
+ * to 100 000 (default 100), `after` or `before` (not both) a dead letter's `cursor`.
+ */
 export function checkDeadLettersQuery(options: unknown): DeadLettersQuery {
   const where = 'inbox.deadLetters';
-  if (options === undefined) return { limit: 100, type: undefined, handler: undefined };
+  if (options === undefined)
+    return { limit: 100, type: undefined, handler: undefined, after: undefined, before: undefined };
   if (!isPlainObject(options))
-    throw new OptionsError('ERR_SW_OPTION', where, 'takes { limit?, type?, handler? } or nothing');
-  checkOptionKeys(options, ['limit', 'type', 'handler'], where);
-  const { limit, type, handler } = options as { limit?: unknown; type?: unknown; handler?: unknown };
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'takes { limit?, type?, handler?, after?, before? } or nothing',
+    );
+  checkOptionKeys(options, ['limit', 'type', 'handler', 'after', 'before'], where);
+  const { limit, type, handler, after, before } = options as Record<string, unknown>;
+  if (after !== undefined && before !== undefined)
+    throw new OptionsError(
+      'ERR_SW_OPTION',
+      where,
+      'takes after (the next page) or before (the page before), not both',
+    );
   return {
     limit: checkLimit(limit, MAX_DEAD_LETTERS, where),
     type: checkType(type, where),
     handler: handler === undefined ? undefined : checkHandlerName(handler, where, 'handler'),
+    after: after === undefined ? undefined : decodeCursor(after, where, 'after'),
+    before: before === undefined ? undefined : decodeCursor(before, where, 'before'),
   };
 }
 

@@ -165,6 +165,11 @@ export interface DeadLetter {
    */
   handlers?: Record<string, HandlerState>;
   /**
+   * Where it stands in the newest-first order: pass it as `deadLetters({ after })` to read the page
+   * after it, or `{ before }` the page before. Opaque; meaningful to the inbox that gave it.
+   */
+  cursor?: string;
+  /**
    * `invalid`: its last try could not read the event's data (an event the receiver quarantined with
    * `quarantine: true`, or one the code deployed then does not read); `failed`: its handlers failed.
    */
@@ -180,6 +185,28 @@ export interface DeadLetter {
     /** What the code expected of it: `must be a number of dollars`. */
     expected: string;
   };
+}
+
+/** Which dead letters {@link Inbox.deadLetters} reads. */
+export interface DeadLettersOptions {
+  /** At most this many: a whole number from 1 to 100 000. Defaults to `100`. */
+  limit?: number;
+  /** Only events of this type. Defaults to every type. */
+  type?: string;
+  /** Only those on which this handler (by name) has not succeeded. Defaults to none. */
+  handler?: string;
+  /**
+   * Only those after this dead letter, newest first: the `cursor` of the last one of a page reads the
+   * next page, so paging reaches each dead letter once, however many there are, holding a page at a
+   * time. Defaults to none: from the newest.
+   */
+  after?: string;
+  /**
+   * Only those before this dead letter (newer than it), still given newest first: the `cursor` of the
+   * first one of a page reads the page before it (the `limit` nearest). Not with `after`. Defaults to
+   * none.
+   */
+  before?: string;
 }
 
 /** Which dead letters {@link Inbox.replay} puts back. */
@@ -237,7 +264,7 @@ export interface Inbox {
    * `100`), of `type` when given, and with `handler` only those on which that handler (by name) has
    * not succeeded. Rejects, the same on every engine, when given anything else.
    */
-  deadLetters(options?: { limit?: number; type?: string; handler?: string }): Promise<DeadLetter[]>;
+  deadLetters(options?: DeadLettersOptions): Promise<DeadLetter[]>;
   /**
    * The open issues: the dead letters grouped by event type, handler and error fingerprint, the most
    * recent first: at most `limit` (1 to 1000, defaults to `100`), those with a dead letter failed at

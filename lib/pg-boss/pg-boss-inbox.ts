@@ -23,6 +23,7 @@ import { checkTransactions, inTransaction } from './in-transaction';
 import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 import { checkSchemaName } from './check-schema-name';
 import { deadLetterFromData } from './dead-letter-data';
+import { readDeadLetters } from './read-dead-letters';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
 import { checkReadSchema, databaseNow, findDeadJobs, readStatus, type DeadJob } from './pg-boss-reads';
@@ -221,9 +222,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
       return { close: () => worker.close().finally(() => workers.delete(worker)) };
     },
     async deadLetters(options): Promise<DeadLetter[]> {
-      const query = checkDeadLettersQuery(options);
-      const jobs = await findDeadJobs(await boss(), schema, dead, query);
-      return jobs.map((j) => deadLetterFromData(j.data));
+      return readDeadLetters(await boss(), schema, dead, checkDeadLettersQuery(options));
     },
     async issues(query) {
       return findIssues(await boss(), schema, dead, checkIssuesQuery(query));

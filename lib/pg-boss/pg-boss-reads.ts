@@ -35,6 +35,12 @@ export interface DeadJob {
   data: DeadLetterData;
 }
 
+/** Where a dead letter stands: its job id and when it failed (a {@link DeadJob} is one). */
+export interface DeadJobPosition {
+  id: string;
+  data: { failedAt: string };
+}
+
 /** Which dead letters to read, newest failure first. */
 export interface DeadJobQuery {
   /** Only this event (its CloudEvent `id`). */
@@ -53,7 +59,12 @@ export interface DeadJobQuery {
   /** At most this many. */
   limit: number;
   /** Only those after this one in the order read: the next page of a walk over many. */
-  after?: DeadJob | undefined;
+  after?: DeadJobPosition | undefined;
+  /**
+   * Only those before this one in the newest-failure-first order (not with `byId`): the page before,
+   * read nearest first and given back newest first.
+   */
+  before?: DeadJobPosition | undefined;
   /**
    * Read in id order (the `(name, id)` primary key's), not newest failure first: each page is an
    * index range after the last, so a walk over all of them (a replay) reads each row once, where
@@ -89,6 +100,7 @@ export async function findDeadJobs(
   dead: string,
   query: DeadJobQuery,
 ): Promise<DeadJob[]> {
+  const backwards = query.before !== undefined && query.byId !== true;
   const { rows } = await boss.getDb().executeSql(
     `SELECT id, data FROM ${schema}.job
       WHERE name = $1 AND state < 'active'
@@ -103,10 +115,13 @@ export async function findDeadJobs(
         AND ${
           query.byId === true
             ? `$5::text IS NULL AND ($6::uuid IS NULL OR id > $6::uuid)
+        AND $11::text IS NULL AND $12::uuid IS NULL
       ORDER BY id`
             : `($5::text IS NULL OR data->>'failedAt' COLLATE "C" < $5::text
              OR (data->>'failedAt' = $5::text AND id < $6::uuid))
-      ORDER BY data->>'failedAt' COLLATE "C" DESC, id DESC`
+        AND ($11::text IS NULL OR data->>'failedAt' COLLATE "C" > $11::text
+             OR (data->>'failedAt' = $11::text AND id > $12::uuid))
+      ORDER BY data->>'failedAt' COLLATE "C" ${backwards ? 'ASC' : 'DESC'}, id ${backwards ? 'ASC' : 'DESC'}`
         }
       LIMIT $7::int`,
     [
@@ -120,11 +135,15 @@ export async function findDeadJobs(
       query.issue ?? null,
       query.handler ?? null,
       query.madeBy ?? null,
+      query.before?.data.failedAt ?? null,
+      query.before?.id ?? null,
     ],
   );
-  return (rows as { id: string; data: unknown }[]).filter((row): row is DeadJob =>
+  const jobs = (rows as { id: string; data: unknown }[]).filter((row): row is DeadJob =>
     isDeadLetterData(row.data),
   );
+  // The page before was read nearest first, so that the limit keeps the nearest ones.
+  return backwards ? jobs.reverse() : jobs;
 }
 
 /**

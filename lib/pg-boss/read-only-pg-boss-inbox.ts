@@ -5,9 +5,9 @@ import { checkDeadLettersQuery, checkIssuesQuery } from '../inbox/check-dead-let
 import { findIssues } from './pg-boss-issue-reads';
 import type { Inbox } from '../inbox/inbox';
 import { checkSchemaName } from './check-schema-name';
-import { deadLetterFromData } from './dead-letter-data';
+import { readDeadLetters } from './read-dead-letters';
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
-import { checkReadSchema, findDeadJobs, readStatus } from './pg-boss-reads';
+import { checkReadSchema, readStatus } from './pg-boss-reads';
 import { isPaused, PAUSED_SUFFIX } from './pause-flag';
 import { readOnlyRefusals } from '../inbox/read-only-refusals';
 import { ISSUES_SUFFIX } from './pg-issue-ledger';
@@ -88,9 +88,7 @@ export function readOnlyPgBossInbox(options: {
     name,
     ...readOnlyRefusals('pgBossInbox'),
     async deadLetters(query) {
-      const checked = checkDeadLettersQuery(query);
-      const jobs = await findDeadJobs(await boss(), schema, dead, checked);
-      return jobs.map((j) => deadLetterFromData(j.data));
+      return readDeadLetters(await boss(), schema, dead, checkDeadLettersQuery(query));
     },
     issues: async (query) => findIssues(await boss(), schema, dead, checkIssuesQuery(query)),
     status: async () => {
