@@ -82,6 +82,35 @@ describe('deadlineQueue', () => {
     expect(refTimers()).toBe(before);
   });
 
+  it('times out on the clock of the moment: a timer left armed by the other clock is not reused', async () => {
+    // node-body's queue is shared by every receiver of a process: a test suite that turns fake timers
+    // on and off between two body reads must still see the second one time out on its own clock.
+    const queue = deadlineQueue(10_000);
+    const settled = gate<string>();
+    const first = queue.wait(settled.promise, performance.now());
+    settled.open('done');
+    await first;
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      let calls = 0;
+      queue.after(performance.now(), () => void (calls += 1));
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(calls).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+    // And back on the real clock, after a fake timer was left armed.
+    const hanging = gate<string>();
+    const short = deadlineQueue(20);
+    const left = gate<string>();
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    const fakeWait = short.wait(left.promise, performance.now());
+    left.open('fake');
+    await fakeWait;
+    jest.useRealTimers();
+    await expect(short.wait(hanging.promise, performance.now())).resolves.toBe(TIMED_OUT);
+  });
+
   it('keeps up with many waits, settled in and out of order', async () => {
     const queue = deadlineQueue(10_000);
     const gates = Array.from({ length: 5_000 }, () => gate<number>());

@@ -13,7 +13,7 @@ import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 export const PAGE = 500;
 
 /** BullMQ's failed set read as dead letters: the jobs holding a queued delivery that `match`es, newest first. */
-export async function failedJobs(
+async function failedJobs(
   queue: Queue,
   match: (d: QueuedDelivery, job: Job) => boolean,
   limit: number,

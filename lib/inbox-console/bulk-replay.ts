@@ -5,9 +5,9 @@ import type { ResolvedLogger } from '../logger';
  * The longest a bulk replay runs: past it the replay is cancelled between two pages, as Cancel does.
  * It runs on the server, so a page closed mid-way neither stops it nor leaves it running for ever.
  */
-export const MAX_BULK_REPLAY_MS = 60 * 60_000;
+const MAX_BULK_REPLAY_MS = 60 * 60_000;
 /** How long Cancel waits for the replay to stop (at the end of the page it is putting back). */
-export const CANCEL_WAIT_MS = 10_000;
+const CANCEL_WAIT_MS = 10_000;
 
 /** A bulk replay as the page shows it: what it puts back, how far it came, and how it ended. */
 export interface BulkReplayState {

@@ -3,7 +3,7 @@ import type { BulkReplayState } from './bulk-replay';
 import { text } from './console-text';
 
 /** A bulk replay's progress in words: `replayed N of M; stopped` after a cancel. */
-export function progressWords(state: BulkReplayState): string {
+function progressWords(state: BulkReplayState): string {
   const what = escapeControl(state.what);
   const of = `replayed ${state.replayed} of ${state.total ?? '?'}`;
   switch (state.state) {

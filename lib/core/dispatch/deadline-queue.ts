@@ -30,6 +30,11 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
   let timer: NodeJS.Timeout | undefined;
   /** The deadline the timer was armed for: when it fires, that one is due whatever performance.now() says. */
   let armedFor = 0;
+  /**
+   * The setTimeout the timer came from: a test that installs or removes fake timers between two waits
+   * leaves a timer of the other clock, which would never fire; it is replaced instead of reused.
+   */
+  let armedWith: typeof setTimeout | undefined;
 
   /** Drops settled slots from the head; the array is rebuilt once they are half of it. */
   function advance(): void {
@@ -47,6 +52,7 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
   function arm(deadline: number): void {
     // Rounded up, as a delivery's own setTimeout(timeoutMs) would fire: not before its deadline's millisecond.
     armedFor = deadline;
+    armedWith = setTimeout;
     timer = setTimeout(fire, Math.max(1, Math.ceil(deadline - performance.now())));
   }
 
@@ -74,7 +80,7 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
     if (live++ === 0) {
       // A timer left from an earlier wait is armed for an earlier deadline: it fires, finds this
       // one not yet due and re-arms for it.
-      if (timer === undefined) arm(watch.deadline);
+      if (timer === undefined || armedWith !== setTimeout) arm(watch.deadline);
       else timer.ref();
     }
   }
