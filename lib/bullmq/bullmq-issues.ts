@@ -44,6 +44,18 @@ export async function failedIssues(
 }
 
 /**
+ * The issues without writing anything, for a read-only inbox (the CLI's): the tally as it stands
+ * once filled (not reconciled), else the walk, tallying nothing.
+ */
+export async function readIssues(
+  queue: Queue,
+  tally: IssueTallyStore,
+  query: { since?: Date | undefined; limit: number },
+): Promise<InboxIssue[]> {
+  return (await tally.complete()) ? tally.read(query) : walkFailed(queue, undefined, query);
+}
+
+/**
  * One step of keeping the tally true to BullMQ's failed set, whatever changed it without telling
  * us (a job removed or retried through BullMQ or bull-board, a worker killed between failing a job
  * and tallying it, a replay killed between putting a job back and untallying it): `step` failed
@@ -68,20 +80,20 @@ export async function reconcileTally(queue: Queue, tally: IssueTallyStore, step:
 
 /**
  * BullMQ's failed set grouped into issues, read a page at a time (memory holds one page and the
- * issues), each job tallied as it is read: about one `getFailed` page per 500 dead letters.
+ * issues), each job tallied as it is read when a tally is given: about one `getFailed` page per 500 dead letters.
  */
 async function walkFailed(
   queue: Queue,
-  tally: IssueTallyStore,
+  tally: IssueTallyStore | undefined,
   query: { since?: Date | undefined; limit: number },
 ): Promise<InboxIssue[]> {
   const issues = issueTally();
   // Not tallied (a read-only replica): the walk still answers, and the next read walks again.
-  let tallied = true;
+  let tallied = tally !== undefined;
   for (let start = 0; ; start += PAGE) {
     const page = await queue.getFailed(start, start + PAGE - 1);
     if (tallied)
-      await Promise.all(page.map((job) => tallyJob(tally, job))).catch(() => {
+      await Promise.all(page.map((job) => tallyJob(tally!, job))).catch(() => {
         tallied = false;
       });
     for (const job of page) {
@@ -94,7 +106,7 @@ async function walkFailed(
       for (const ref of issueRefsOf(letter)) issues.add(letter.delivery.type, ref, group);
     }
     if (page.length < PAGE) {
-      if (tallied) await tally.markComplete().catch(() => undefined);
+      if (tallied) await tally!.markComplete().catch(() => undefined);
       return issues.list(query);
     }
   }
