@@ -125,6 +125,31 @@ describeEachEngine('quarantine on $name', (engine, server) => {
     expect(await inbox.status()).toMatchObject({ waiting: 0, dead: 0 });
   });
 
+  // As docs/inbox.md and docs/operating.md say: neither engine's enqueue adds a job as failed (BullMQ's
+  // public API has no such call), so the worker's first try, running no handler, makes the dead letter.
+  it('waits as a queued job until a worker takes it, then is an invalid dead letter and an issue of its own', async () => {
+    const inbox = newInbox();
+    const { d } = await open(inbox);
+    expect((await d.send(delivery(textBalance('evt_wait')))).status).toBe(200);
+    expect(await inbox.status()).toMatchObject({ waiting: 1, dead: 0 });
+    expect(await inbox.deadLetters()).toEqual([]);
+    expect(await inbox.issues()).toEqual([]);
+    const { runs } = await worker(inbox);
+    await eventually('a dead letter', async () => (await inbox.status()).dead === 1);
+    expect(await inbox.status()).toMatchObject({ waiting: 0, dead: 1 });
+    const issues = await inbox.issues();
+    expect(issues).toEqual([
+      expect.objectContaining({
+        type: 'ag.account_balance.low',
+        count: 1,
+        sampleEventIds: ['evt_wait'],
+        error: expect.objectContaining({ name: 'InvalidEventError' }),
+      }),
+    ]);
+    expect(issues[0]!.error.message).toContain('must be a number of dollars');
+    expect(runs).toEqual([]);
+  });
+
   it('counts outcome="quarantined" in the metrics', async () => {
     const registry = new Registry();
     const inbox = newInbox();

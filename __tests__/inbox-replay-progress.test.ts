@@ -52,6 +52,17 @@ describeEachEngine('replay with progress and a signal on $name', (engine, server
     expect((await inbox.status()).dead).toBe(count);
   });
 
+  it('walks every page of a since filter, not only the first', async () => {
+    await seeded();
+    // Before every seeded failure: pg-boss's are dated from 2026-11-20, BullMQ's are now. Not 0:
+    // a walk that misread a put-back job's time as 0 would stop at the first page.
+    const since = new Date(Math.min(Date.UTC(2026, 10, 19), Date.now() - 3_600_000));
+    const progress: ReplayProgress[] = [];
+    expect(await inbox.replay({ since }, { onProgress: (p) => progress.push(p) })).toBe(count);
+    expect(progress.length).toBeGreaterThanOrEqual(4);
+    expect(await inbox.status()).toMatchObject({ waiting: count, dead: 0 });
+  });
+
   it('reports each page, and resolves the whole count', async () => {
     await seeded();
     const progress: ReplayProgress[] = [];

@@ -2,12 +2,19 @@ import type { Job, Queue } from 'bullmq';
 import { deadLetterReason } from '../inbox/worker/read-queued-event';
 import type { DeadLetter, ReplayFilter } from '../inbox/inbox';
 import { issueRefsOf } from '../inbox/inbox-issue';
-import { isQueuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
-import { jobHandlersOf, replayStates, withoutHandlers, type JobHandlers } from '../inbox/queued-delivery';
+import {
+  isQueuedDelivery,
+  jobHandlersOf,
+  replayStates,
+  withoutHandlers,
+  type JobHandlers,
+  type QueuedDelivery,
+} from '../inbox/queued-delivery';
 import { MAX_DEAD_LETTERS } from '../inbox/check-dead-letter-query';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
 import type { EventRouter } from '../events/event-router';
 import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
+import type { IssueTallyStore } from './redis-issue-tally';
 
 /** How many failed jobs one read brings back: memory holds one page, however many there are. */
 export const PAGE = 500;
@@ -45,6 +52,18 @@ async function retried(job: Job, plain = true): Promise<boolean> {
   }
 }
 
+/** A put-back job's id and the failure it was put back from, read before `retry` clears it. */
+type PutBack = readonly [id: string, failedAt: number | undefined];
+
+/**
+ * Takes the jobs a page put back out of the issue tally, in one call: only the failure each was
+ * replayed from, so one that already failed again stays counted. Not done (Redis away), the
+ * reconcile untallies them within a pass.
+ */
+async function untally(tally: IssueTallyStore, back: readonly PutBack[]): Promise<void> {
+  await tally.remove(back).catch(() => undefined);
+}
+
 /**
  * Replays the failed jobs `target` names a page at a time, never holding more than one page. A
  * replayed job leaves the failed set, so the next page starts after the jobs that stayed. The set is
@@ -54,6 +73,7 @@ async function retried(job: Job, plain = true): Promise<boolean> {
  */
 export function replayFailed(
   queue: Queue,
+  tally: IssueTallyStore,
   target: string | ReplayFilter,
   options: ReplayOptions,
 ): Promise<number> {
@@ -62,23 +82,25 @@ export function replayFailed(
   let start = 0;
   return replayPages(async () => {
     const page = await queue.getFailed(start, start + PAGE - 1);
-    let stayed = 0;
-    let matched = 0;
-    let replayed = 0;
-    for (const job of page) {
-      if (!isQueuedDelivery(job.data) || !match(job.data, job)) {
-        stayed++;
-        continue;
-      }
-      matched++;
-      if (options.dryRun === true) stayed++;
-      else if (await retried(job)) replayed++;
-      else if (await job.isFailed()) stayed++;
-    }
-    start += stayed;
+    // Read before the page is put back: a retry clears the job's failure time.
     const oldest = page.at(-1)?.finishedOn;
+    const matching = page.filter((job) => isQueuedDelivery(job.data) && match(job.data, job));
+    let stayed = page.length - matching.length;
+    const back: PutBack[] = [];
+    if (options.dryRun === true) stayed += matching.length;
+    else
+      // Together, pipelined on the queue's connection: each job by its own script all the same.
+      await Promise.all(
+        matching.map(async (job) => {
+          const failedAt = job.finishedOn;
+          if (await retried(job)) back.push([job.id!, failedAt]);
+          else if (await job.isFailed()) stayed++;
+        }),
+      );
+    await untally(tally, back);
+    start += stayed;
     const done = page.length < PAGE || (since !== undefined && oldest !== undefined && oldest < since);
-    return { matched, replayed, done };
+    return { matched: matching.length, replayed: back.length, done };
   }, options);
 }
 
@@ -89,20 +111,23 @@ export function replayFailed(
  */
 export async function replayHandlers(
   queue: Queue,
+  tally: IssueTallyStore,
   id: string,
   names: readonly string[],
   routers: Iterable<EventRouter>,
 ): Promise<number> {
   const jobs = await failedJobs(queue, (d) => d.id === id, MAX_DEAD_LETTERS);
   for (const job of jobs) checkReplayHandlers(deadLetterOf(job), names, routers);
-  let replayed = 0;
+  const back: PutBack[] = [];
   for (const job of jobs) {
+    const failedAt = job.finishedOn;
     const { handlers } = jobHandlersOf(job.data);
     const data = withoutHandlers(job.data as QueuedDelivery);
     await job.updateData({ ...data, handlers: replayStates(handlers, names), runOnly: names });
-    if (await retried(job, false)) replayed++;
+    if (await retried(job, false)) back.push([job.id!, failedAt]);
   }
-  return replayed;
+  await untally(tally, back);
+  return back.length;
 }
 
 /** Whether handler `name` ran on a failed job without a recorded success. */

@@ -13,7 +13,8 @@ import {
   checkReplayTarget,
   MAX_ISSUES,
 } from '../inbox/check-dead-letter-query';
-import { failedIssues } from './bullmq-issues';
+import { failedIssues, RECONCILE_STEP, tallyJob } from './bullmq-issues';
+import { redisIssueTally, type TallyClient } from './redis-issue-tally';
 import { checkIssueAlerts, watchIssues } from '../inbox/issue-watch';
 import { redisIssueLedger } from './redis-issue-ledger';
 import { rateLimitedLog } from '../rate-limited-log';
@@ -21,11 +22,9 @@ import { resolveLogger, type Logger } from '../logger';
 import { OptionsError } from '../options-error';
 import { checkRedisDurability } from './check-redis-durability';
 import { loadBullmq } from './load-bullmq';
-import { redisConnection } from './redis-connection';
+import { checkIoredis, checkWorkerConnection, isClient, redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
-import { checkIoredis } from './redis-connection';
 import { checkMaxDepth, depthGate } from '../inbox/inbox-full';
-import { checkWorkerConnection, isClient } from './redis-connection';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
 export interface BullmqInboxOptions {
@@ -157,6 +156,9 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     removeOnComplete: KEEP_COMPLETED,
     removeOnFail: false,
   };
+  // Our keys on the queue's own connection, beside BullMQ's.
+  const client = () => (queue.getBackend() as unknown as { client: Promise<never> }).client;
+  const tally = redisIssueTally(client as () => Promise<TallyClient>, at.prefix, name);
   const workers = new Set<{ close(): Promise<void> }>();
   /** The routers of the workers started here: a replay's handler names are checked against them. */
   const routers = new Set<EventRouter>();
@@ -184,17 +186,14 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         { lockDuration, maxStalledCount },
         router,
         workerOptionsFor(workerOptions, attempts),
+        (job) => tallyJob(tally, job),
       );
       const watch =
         alerts &&
         watchIssues({
           ...alerts,
-          read: () => failedIssues(queue, { limit: MAX_ISSUES }),
-          ledger: redisIssueLedger(
-            () => (queue.getBackend() as unknown as { client: Promise<never> }).client,
-            at.prefix,
-            name,
-          ),
+          read: () => failedIssues(queue, tally, { limit: MAX_ISSUES }, RECONCILE_STEP.check),
+          ledger: redisIssueLedger(client, at.prefix, name),
           log: resolveLogger(workerOptions?.logger, 'inbox.startWorker'),
         });
       const worker = { close: () => Promise.all([watch?.close(), started.close()]).then(() => undefined) };
@@ -214,14 +213,14 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       return jobs.map((job) => ({ ...deadLetterOf(job), cursor: failedCursor(job) }));
     },
     async issues(query) {
-      return failedIssues(queue, checkIssuesQuery(query));
+      return failedIssues(queue, tally, checkIssuesQuery(query), RECONCILE_STEP.read);
     },
     async replay(given: string | ReplayFilter, options?: ReplayOptions) {
       const target = checkReplayTarget(given);
       const { pages, handlers } = checkReplayOptions(target, options);
       if (handlers !== undefined && typeof target === 'string')
-        return replayHandlers(queue, target, handlers, routers);
-      return replayFailed(queue, target, pages);
+        return replayHandlers(queue, tally, target, handlers, routers);
+      return replayFailed(queue, tally, target, pages);
     },
     async status(): Promise<InboxStatus> {
       const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');

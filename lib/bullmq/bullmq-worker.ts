@@ -1,6 +1,7 @@
 import type { ConnectionOptions, Job } from 'bullmq';
 import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
 import { engineErrorLog } from '../inbox/worker/engine-error-log';
+import { rateLimitedLog } from '../rate-limited-log';
 import { inboxWorkerCore } from '../inbox/worker/inbox-worker-core';
 import type { EventRouter } from '../events/event-router';
 import type { InboxWorkerOptions } from '../inbox/inbox';
@@ -55,6 +56,8 @@ export async function startBullmqWorker(
   limits: WorkerLimits,
   router: EventRouter,
   options: InboxWorkerOptions | undefined,
+  /** Told of each job once BullMQ holds it in its failed set (a dead letter): the issue tally. */
+  onDead: (job: Job) => Promise<void>,
 ): Promise<{ close(): Promise<void> }> {
   const core = inboxWorkerCore(router, options, 'inbox.startWorker', openTelemetryTracing);
   const { DelayedError, UnrecoverableError, Worker } = loadBullmq();
@@ -126,10 +129,21 @@ export async function startBullmqWorker(
     },
   });
   const errors = engineErrorLog(core.log, 'the BullMQ worker');
+  const untallied = rateLimitedLog(core.log);
   worker.on('error', (error) => errors.error(error));
   // Either of the worker's two connections ready again: the outage, if any, is over.
   worker.getBackend().on('ready', () => errors.connected());
   worker.on('failed', (job, error) => {
+    // Set only by a move into the failed set (a retry clears it): this failure is the last.
+    if (job?.finishedOn !== undefined)
+      onDead(job).catch((err: unknown) =>
+        untallied(
+          'warn',
+          'issue-tally',
+          { eventId: job.data.id, err },
+          "could not count a dead letter in its issue; the issues' reconcile counts it within a pass",
+        ),
+      );
     // Failed by BullMQ itself, not by a try: it lost its worker more than maxStalledCount times.
     if (job?.deferredFailure === undefined || error.message !== job.deferredFailure) return;
     core.log.error(

@@ -1,4 +1,7 @@
 import { bullmqInbox } from '../bullmq/index';
+import { readIssues } from '../bullmq/bullmq-issues';
+import { redisIssueTally, type TallyClient } from '../bullmq/redis-issue-tally';
+import { checkIssuesQuery } from '../inbox/check-dead-letter-query';
 import { loadBullmq } from '../bullmq/load-bullmq';
 import { redisConnection } from '../bullmq/redis-connection';
 import { didYouMean } from '../did-you-mean';
@@ -27,6 +30,7 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
   let ready: Promise<void> | undefined;
   /** The queue's own Redis connection (BullMQ's backend, as check-redis-durability reads it). */
   const redis = () => (queue.getBackend() as unknown as { client: Promise<KeyReader> }).client;
+  const tally = redis as unknown as () => Promise<TallyClient>;
 
   async function queueNames(): Promise<string[]> {
     const client = await redis();
@@ -61,9 +65,10 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
       await exists();
       return inbox.deadLetters(query);
     },
+    // Not the inbox's own: that one keeps its issue tally (fills it, reconciles it) as it reads.
     issues: async (query) => {
       await exists();
-      return inbox.issues(query);
+      return readIssues(queue, redisIssueTally(tally, prefix, name), checkIssuesQuery(query));
     },
     status: async () => {
       await exists();

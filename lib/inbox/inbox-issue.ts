@@ -128,7 +128,7 @@ export function issueRefsOf(letter: GroupedLetter): IssueRef[] {
 }
 
 /** How many event ids an issue keeps as samples. */
-const SAMPLES = 5;
+export const SAMPLES = 5;
 /**
  * The most distinct issues one read tracks: past it, dead letters of new issues are not counted (a
  * fingerprint that masks too little would otherwise grow the tally with the dead letters).

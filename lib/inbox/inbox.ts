@@ -92,7 +92,8 @@ export interface InboxWorkerOptions {
   onIssue?: (alert: IssueAlert) => unknown;
   /**
    * How often, in ms, the workers (one of them each time) read the issues for `onIssue`: an alert
-   * comes within about this long. Each read walks the dead letters (see docs/performance.md).
+   * comes within about this long. On pg-boss each read groups the dead letters; on BullMQ it reads a
+   * tally of them and reconciles a bounded step of it (see docs/performance.md).
    * Defaults to `15_000`; at least `100`.
    */
   issueCheckMs?: number;
@@ -268,8 +269,8 @@ export interface Inbox {
   /**
    * The open issues: the dead letters grouped by event type, handler and error fingerprint, the most
    * recent first: at most `limit` (1 to 1000, defaults to `100`), those with a dead letter failed at
-   * or after `since` when given. Computed by the engine a page or a group at a time (see
-   * docs/performance.md), never holding every dead letter.
+   * or after `since` when given. Computed by the engine, never holding every dead letter: pg-boss
+   * groups the letters, BullMQ reads a tally kept as they come and go (see docs/performance.md).
    */
   issues(query?: IssuesQuery): Promise<InboxIssue[]>;
   /**

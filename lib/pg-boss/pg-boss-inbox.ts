@@ -4,7 +4,7 @@ import { resolveLogger, type Logger } from '../logger';
 import type { EventRouter } from '../events/event-router';
 import type { DeadLetter, Inbox, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
 import { DEAD_LETTER_RETENTION_SECONDS } from '../inbox/dead-letter-retention';
-import { jobIdFor, type QueuedDelivery } from '../inbox/queued-delivery';
+import { jobIdFor, replayStates, type QueuedDelivery } from '../inbox/queued-delivery';
 import { OptionsError } from '../options-error';
 import {
   checkDeadLettersQuery,
@@ -18,7 +18,6 @@ import { findIssues, inIssue } from './pg-boss-issue-reads';
 import { checkIssueAlerts, watchIssues } from '../inbox/issue-watch';
 import { pgIssueLedger } from './pg-issue-ledger';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
-import { replayStates } from '../inbox/queued-delivery';
 import { checkTransactions, inTransaction } from './in-transaction';
 import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 import { checkSchemaName } from './check-schema-name';
