@@ -6,6 +6,7 @@ import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { jobIdFor, queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
 import { pgBossInbox } from '../lib/pg-boss';
 import { loadPgBoss, type PgBoss } from '../lib/pg-boss/load-pg-boss';
+import { PAUSE_READ_MS, PAUSED_SUFFIX } from '../lib/pg-boss/pause-flag';
 import { buildEvent } from '../lib/testing';
 import { gate } from './support/gate';
 import { eventually } from './support/inbox-engines';
@@ -210,5 +211,53 @@ describeWithPostgres('the pg-boss worker settles a try in one fenced transaction
     // It ran as its first attempt (attempts: 1): the put-back counted none.
     expect(records.map((r) => [r.outcome, r.attempt])).toEqual([['processed', 1]]);
     expect(runs).toEqual(['evt-paused-in-flight']);
+  }, 60_000);
+
+  it('a read of the pause flag the database answered late is as old as its question: the loop reads it again instead of fetching on it (issue 32)', async () => {
+    const name = `paused-late-read-${process.pid}`;
+    const asked = gate('the worker reading the pause flag', 30_000);
+    const answer = gate('the late answer', 30_000);
+    let late = true;
+    let pausedReads = 0;
+    let fetches = 0;
+    // Another process's inbox: it hears of the pause only from the flag, through this boss.
+    const gated = intercepted(boss, (property, call) => {
+      if (property === 'getQueue')
+        return async (...a) => {
+          if (a[0] !== `${name}${PAUSED_SUFFIX}`) return call(...a);
+          const flag = await call(...a);
+          if (late) {
+            // The database said "not paused"; the answer reaches the worker only after the pause.
+            late = false;
+            asked.open();
+            await answer.opened;
+          } else if (flag !== null) pausedReads++;
+          return flag;
+        };
+      if (property === 'fetch') return (...a) => call(...a).finally(() => void fetches++);
+      return null;
+    });
+    const there = pgBossInbox({ boss: gated, name, logger: false });
+    const here = pgBossInbox({ boss, name, logger: false });
+    opened.push(there, here);
+    const runs: string[] = [];
+    const router = createEventRouter().on('ag.access_pass.issued', (event) => void runs.push(event.id));
+    const worker = there.startWorker(router, { idempotency: false, concurrency: 1, logger: false });
+    await asked.opened;
+    await here.pause();
+    // The question is now older than a read is trusted for (a lower bound: a busy machine only adds).
+    await new Promise((resolve) => setTimeout(resolve, PAUSE_READ_MS + 100));
+    const before = fetches;
+    answer.open();
+    opened.push(await worker);
+    // The loop that waited for that answer fetches once on it (nothing is queued yet), then asks again.
+    await eventually('the fetch made on the late answer', () => fetches > before, 30_000);
+    await here.enqueue(queued('evt-paused-late-read'));
+    await eventually('the worker reading the flag paused', () => pausedReads > 0, 30_000);
+    expect(runs).toEqual([]);
+    expect((await here.status()).waiting).toBe(1);
+    await here.resume();
+    await eventually('the held event runs once resumed', () => runs.length === 1, 30_000);
+    expect(runs).toEqual(['evt-paused-late-read']);
   }, 60_000);
 });

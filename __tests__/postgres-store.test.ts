@@ -1,10 +1,11 @@
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { OptionsError } from '../lib/options-error';
 import { PostgresStore, postgresSetupSql, type PostgresQueryable } from 'service-webhooks/postgres';
 import { runStoreContract } from 'service-webhooks/testing';
 import { freePort } from './support/server-binary';
 import { describeWithPostgres, startPostgresServer, type PostgresServer } from './support/postgres-server';
 import { receiverOn } from './support/store-receiver';
+import { eventually } from './support/inbox-engines';
 
 const HOUR = 60 * 60 * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -137,6 +138,46 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', () => {
     expect(await store.cleanup()).toBe(4);
     const left = await pool.query('SELECT key FROM cleanup_entities_entities');
     expect(left.rows).toEqual([{ key: 'live' }]);
+  });
+
+  it("claimHandlers taken from a holder that released while it waited still sees that holder's recorded handlers", async () => {
+    const counted = counting();
+    const store = new PostgresStore({ pool: counted, table: 'taken_over' });
+    await store.setup();
+    // A new event and a retry after a release: one statement each, as before.
+    counted.texts.length = 0;
+    expect(await store.claimHandlers('fresh', 'a', HOUR)).toEqual({
+      result: 'claimed',
+      succeeded: [],
+      attempt: 1,
+    });
+    await store.release('fresh', 'a');
+    expect((await store.claimHandlers('fresh', 'b', HOUR)).result).toBe('claimed');
+    expect(counted.texts).toHaveLength(3);
+
+    expect(await store.claimHandlers('k', 'a', HOUR)).toMatchObject({ result: 'claimed' });
+    // The holder's release, held open: the next claim's statement takes its snapshot, then waits.
+    const holder = new Client({ connectionString: server.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('DELETE FROM taken_over WHERE key = $1', ['k']);
+      const next = store.claimHandlers('k', 'b', HOUR);
+      await eventually('the claim waiting for the release', async () => {
+        const { rows } = await pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO taken_over %'",
+        );
+        return rows[0]!.n > 0;
+      });
+      // A success the holder recorded after that snapshot, before its release committed.
+      await pool.query(
+        "INSERT INTO taken_over_handlers (key, handler, expires_at) VALUES ('k', 'crm', now() + interval '1 hour')",
+      );
+      await holder.query('COMMIT');
+      expect(await next).toEqual({ result: 'claimed', succeeded: ['crm'], attempt: 1 });
+    } finally {
+      await holder.end();
+    }
   });
 
   it('says to run setup() when its table is missing', async () => {

@@ -121,10 +121,13 @@ export function startPgBossWorker(
   let reading: Promise<boolean> | undefined;
   function paused(): Promise<boolean> | boolean {
     if (known !== undefined && Date.now() - known.at < PAUSE_READ_MS) return known.paused;
+    // An answer is as old as its question: dated at its arrival, a read the database was slow to
+    // answer would be trusted that much longer, and a pause made meanwhile reach this worker later.
+    const asked = Date.now();
     reading ??= isPaused(boss, name)
       .then(
         (now) => {
-          known = { at: Date.now(), paused: now };
+          known = { at: asked, paused: now };
           engineErrors.connected();
           return now;
         },

@@ -5,9 +5,13 @@ export interface PostgresSql {
   claim: string;
   /**
    * As claim, with `handlers`: the names recorded for the key when claimed, else empty; and
-   * `attempt`: 1 plus the failed runs counted.
+   * `attempt`: 1 plus the failed runs counted; `reread`: true when the key was held as this
+   * statement began (its lease ended or was released meanwhile), so `handlers` and `attempt` may
+   * miss what that holder recorded: read them again with `handlersOf`.
    */
   claimHandlers: string;
+  /** $1 key → `handlers` and `attempt`, as claimHandlers reads them, in a statement of their own. */
+  handlersOf: string;
   /** $1 key, $2 token, $3 handler, $4 retention ms → one row when this token's live lease recorded it, else none. */
   markHandlerDone: string;
   /** $1 key, $2 token, $3 retention ms → one row when applied, none when another token holds the key. */
@@ -107,22 +111,29 @@ ${columns === undefined ? answer : `SELECT ${columns} FROM (\n${answer}\n) answe
 export function postgresSql(table: string): PostgresSql {
   const entities = entityTable(table);
   const handlers = handlerTable(table);
+  // The handlers recorded for key $1, and 1 plus its failed runs counted.
+  const recorded = `ARRAY(SELECT handler FROM ${handlers}
+  WHERE key = $1 AND expires_at > now() AND left(handler, 1) <> chr(1) ORDER BY handler)`;
+  const attempt = `1 + (SELECT count(*) FROM ${handlers}
+  WHERE key = $1 AND expires_at > now() AND left(handler, 1) = chr(1))`;
   return {
     // One implicit transaction (a multi-statement simple query): the lock keeps instances that start
     // together from racing on CREATE TABLE IF NOT EXISTS, which is not safe against itself.
     setup: `SELECT pg_advisory_xact_lock(hashtext('service-webhooks setup ${table}'));
 ${postgresSetupSql(table)}`,
     claim: claimOf(table),
-    // The claim and, when it took the key, the handlers recorded for it: one statement still.
-    // A failed run is a row named chr(1) and its token: no handler's name has a control character.
+    // The claim and, when it took the key, the handlers recorded for it: one statement (and a second
+    // read only on `reread`, below). A failed run is a row named chr(1) and its token: no handler's name has a control character.
+    // The reads see the statement's snapshot, taken before the claim may have waited for the last
+    // holder's release: when the key was held then (its row still in the snapshot), what that holder
+    // recorded just before releasing can be missing, and `reread` says to read it again.
     claimHandlers: claimOf(
       table,
-      `result, CASE WHEN result = 0 THEN ARRAY(SELECT handler FROM ${handlers}
-  WHERE key = $1 AND expires_at > now() AND left(handler, 1) <> chr(1) ORDER BY handler)
-  ELSE ARRAY[]::text[] END AS handlers,
-  CASE WHEN result = 0 THEN 1 + (SELECT count(*) FROM ${handlers}
-  WHERE key = $1 AND expires_at > now() AND left(handler, 1) = chr(1)) ELSE 1 END AS attempt`,
+      `result, CASE WHEN result = 0 THEN ${recorded} ELSE ARRAY[]::text[] END AS handlers,
+  CASE WHEN result = 0 THEN ${attempt} ELSE 1 END AS attempt,
+  result = 0 AND EXISTS (SELECT 1 FROM ${table} WHERE key = $1) AS reread`,
     ),
+    handlersOf: `SELECT ${recorded} AS handlers, ${attempt} AS attempt`,
     // Fenced by the event row's live lease, locked FOR SHARE so a takeover waits for it (and this
     // statement then sees the new token and records nothing).
     markHandlerDone: `INSERT INTO ${handlers} AS h (key, handler, expires_at)

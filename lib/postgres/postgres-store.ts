@@ -116,7 +116,11 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     ]);
     const result = this.#answer('claimHandlers', rows, 'result', CLAIM_RESULTS, 'busy');
     if (result !== 'claimed') return { result, succeeded: [] };
-    const row = rows[0] as { handlers?: unknown; attempt?: unknown };
+    let row = rows[0] as { handlers?: unknown; attempt?: unknown; reread?: unknown };
+    // Taken from a holder that let go while this statement ran: what it recorded is read afresh.
+    if (row.reread === true)
+      row = (await this.#query('claimHandlers', this.#sql.handlersOf, [storedKey(key)]))
+        .rows[0] as typeof row;
     const names = row.handlers ?? [];
     if (!Array.isArray(names)) throw unexpectedAnswer('PostgresStore', 'claimHandlers', names);
     const attempt = Number(row.attempt);

@@ -45,12 +45,22 @@ async function handle(event, name) {
   const fails = name === undefined ? failRate : failRate / 3;
   if (roll < fails) throw new Error('a failure the proof injected');
   if (roll < fails + slowRate) await sleep(timeoutMs * 2 + random() * timeoutMs);
-  // The success, recorded outside the receiver before the handler returns: the external ledger.
-  appendFileSync(ledger, `${name === undefined ? event.id : `${event.id}/${name}`} ${instance}\n`);
+  // The success, recorded outside the receiver before the handler returns: the external ledger, with
+  // the time it was written (the proof's processes share the machine's clock).
+  appendFileSync(
+    ledger,
+    `${name === undefined ? event.id : `${event.id}/${name}`} ${instance} ${Date.now()}\n`,
+  );
 }
 
-/** The receiver's log, kept quiet but for a handler success the store did not record (the stated window). */
+/**
+ * The receiver's log, kept quiet but for a success the store did not record (the stated windows): a
+ * handler's, or an event's markDone given up on.
+ */
 const logger = {
+  error(meta, message) {
+    if (/gave up marking the event done/.test(message)) process.stdout.write(`GAVE-UP ${meta.eventId}\n`);
+  },
   warn(meta, message) {
     if (
       /could not record a handler's success|handler succeeded after the event's lease ran out/.test(message)
@@ -58,6 +68,29 @@ const logger = {
       process.stdout.write(`UNRECORDED ${meta.eventId}/${meta.handler}\n`);
   },
 };
+
+/**
+ * The shared store, saying on stdout each success it recorded for this process (`STORED [key]` for a
+ * markDone, `STORED [key, handler]` for a markHandlerDone): after a SIGKILL, the proof reads in them
+ * which successes of the killed process the store never heard, the only ones that may run again.
+ */
+function reporting(store) {
+  const stored = (entry) => (applied) => {
+    if (applied !== false) process.stdout.write(`STORED ${JSON.stringify(entry)}\n`);
+    return applied;
+  };
+  return new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name === 'markDone')
+        return (key, token, retentionMs) => value.call(target, key, token, retentionMs).then(stored([key]));
+      if (name === 'markHandlerDone')
+        return (key, token, handler, retentionMs) =>
+          value.call(target, key, token, handler, retentionMs).then(stored([key, handler]));
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 serve((idempotency) => {
   let router = createEventRouter();
@@ -71,7 +104,7 @@ serve((idempotency) => {
     webhookReceiver({
       bearerTokens: ['tok_proof'],
       router,
-      idempotency: { store: idempotency, leaseMs },
+      idempotency: { store: reporting(idempotency), leaseMs },
       timeoutMs,
       logger,
       // The store's bookkeeping after answers: a markDone given up on is the window docs/many-instances.md states.

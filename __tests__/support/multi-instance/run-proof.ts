@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { idempotencyKey } from '../../../lib/idempotency/store-keys';
 import { buildEvent, DELIVERY_HEADERS } from '../../../lib/testing';
 import { freePort } from '../server-binary';
 import { seeded } from '../seeded';
@@ -54,6 +55,19 @@ export interface ProofFigures {
    * success (the receiver logged it: the window docs/delivery-guarantees.md states). Not a failure.
    */
   rerunUnrecorded: [string, number][];
+  /**
+   * Successes (events, or `event/handler` pairs) that ran twice because the SIGKILL cut the killed
+   * process after its handler succeeded and before the store heard it: its ledger has the first run
+   * and it never saw the store record it, so the event stayed claimed until the lease ran out and
+   * ran again elsewhere (at least once across a crash: docs/many-instances.md). Not a failure.
+   */
+  rerunAfterKill: [string, number][];
+  /**
+   * Successes that ran twice after the process that ran them first gave up marking their event done
+   * (it logged so, and never saw the store record them): the window docs/delivery-guarantees.md
+   * states. Not a failure.
+   */
+  rerunAfterGiveUp: [string, number][];
   /** Events acknowledged (200/201) while the ledger held no success for them. */
   ackedBeforeSuccess: string[];
   unacknowledged: string[];
@@ -81,6 +95,12 @@ export class Instance {
   readonly bookkeeping: string[] = [];
   /** `event/handler` successes the store did not record (logged by the receiver), across restarts. */
   readonly unrecorded: string[] = [];
+  /**
+   * By process id, what each process said of its own successes: `stored`, those it saw the store
+   * record (`[key]` for a markDone, `[key, handler]` for a markHandlerDone, as JSON); `gaveUp`, the
+   * events it gave up marking done (receiver.js prints both).
+   */
+  readonly said = new Map<number, { stored: Set<string>; gaveUp: Set<string> }>();
   constructor(
     readonly name: string,
     readonly port: number,
@@ -95,12 +115,16 @@ export class Instance {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    const said = { stored: new Set<string>(), gaveUp: new Set<string>() };
+    if (child.pid !== undefined) this.said.set(child.pid, said);
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => void (stderr += d.toString()));
     child.stdout?.on('data', (d: Buffer) => {
       for (const line of d.toString().split('\n').filter(Boolean)) {
         if (line.startsWith('BOOKKEEPING ')) this.bookkeeping.push(line.slice('BOOKKEEPING '.length));
         else if (line.startsWith('UNRECORDED ')) this.unrecorded.push(line.slice('UNRECORDED '.length));
+        else if (line.startsWith('STORED ')) said.stored.add(line.slice('STORED '.length));
+        else if (line.startsWith('GAVE-UP ')) said.gaveUp.add(line.slice('GAVE-UP '.length));
         else this.lines.push(line);
       }
     });
@@ -114,12 +138,13 @@ export class Instance {
     this.lines.length = 0;
   }
 
+  /** SIGKILLs the process; resolves once its output is read to the end ('close', not 'exit'). */
   async kill(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const closed = new Promise((resolve) => child.once('close', resolve));
     child.kill('SIGKILL');
-    await exited;
+    await closed;
   }
 }
 
@@ -175,18 +200,44 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     seconds: 0,
     notExactlyOnce: [],
     rerunUnrecorded: [],
+    rerunAfterKill: [],
+    rerunAfterGiveUp: [],
     ackedBeforeSuccess: [],
     unacknowledged: [],
   };
+  /** Each success in the ledger: each run's ledger file (`<instance>-<pid>.log`) and time written. */
   const successes = () => {
-    const counts = new Map<string, number>();
+    const runs = new Map<string, { file: string; at: number }[]>();
     for (const file of readdirSync(ledgerDir).filter((f) => f.endsWith('.log'))) {
       for (const line of readFileSync(path.join(ledgerDir, file), 'utf8').split('\n')) {
-        const id = line.split(' ')[0];
-        if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+        const [id, , at] = line.split(' ');
+        if (id) runs.set(id, [...(runs.get(id) ?? []), { file, at: Number(at) }]);
       }
     }
-    return counts;
+    return runs;
+  };
+  /** The process the SIGKILL cut: its ledger file, and when. */
+  let killed: { file: string; at: number } | undefined;
+  const { source } = buildEvent('ag.hid_org.created', {}, { id: 'evt-0' });
+  /**
+   * Why `key` (an event, or `event/handler`) may have run twice, from the record of the process that
+   * ran it first (its ledger file is `<instance>-<pid>.log`): that process never saw the store record
+   * the success, and then it was killed (`kill`) or gave up marking the event done (`give-up`), and
+   * the second run came after. Undefined when nothing shows it: then the second run is a fault.
+   */
+  const whyTwice = (key: string, runs: readonly { file: string; at: number }[]) => {
+    if (runs.length !== 2) return undefined;
+    const [first, again] = [...runs].sort((x, y) => x.at - y.at) as [(typeof runs)[0], (typeof runs)[0]];
+    const [name, pid] = first.file.replace(/\.log$/, '').split('-');
+    const said = instances.find((i) => i.name === name)?.said.get(Number(pid));
+    if (said === undefined) return undefined;
+    const [id, handler] = key.split('/') as [string, string | undefined];
+    const storeKey = idempotencyKey('', source, id);
+    if (said.stored.has(JSON.stringify([storeKey]))) return undefined;
+    if (handler !== undefined && said.stored.has(JSON.stringify([storeKey, handler]))) return undefined;
+    if (first.file === killed?.file && again.at > killed.at) return 'kill';
+    if (said.gaveUp.has(id) && again.at > first.at) return 'give-up';
+    return undefined;
   };
   /** The victim takes no new deliveries from the kill event's first attempt until its restart. */
   let avoid: Instance | undefined;
@@ -258,6 +309,7 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     while (!victim.lines.includes(`HANG ${id}`) && Date.now() < deadline) await sleep(10);
     if (!victim.lines.includes(`HANG ${id}`))
       throw new Error(`the kill event's handler never ran on ${victim.name}`);
+    killed = { file: `${victim.name}-${victim.child?.pid}.log`, at: Date.now() };
     await victim.kill();
     figures.kills++;
     writeFileSync(path.join(ledgerDir, `killed-${id}`), '');
@@ -302,14 +354,18 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     await faults;
     // Handlers that outran timeoutMs go on after their 503; give the last ones time to write.
     await sleep(1_500);
-    const counts = successes();
+    const runs = successes();
     const unrecorded = new Set(instances.flatMap((i) => i.unrecorded));
-    const off = ids
-      .flatMap(keysOf)
-      .map((key) => [key, counts.get(key) ?? 0] as [string, number])
-      .filter(([, n]) => n !== 1);
-    figures.notExactlyOnce = off.filter(([key, n]) => n === 0 || !unrecorded.has(key));
-    figures.rerunUnrecorded = off.filter(([key, n]) => n > 1 && unrecorded.has(key));
+    for (const key of ids.flatMap(keysOf)) {
+      const ran = runs.get(key) ?? [];
+      const n = ran.length;
+      if (n === 1) continue;
+      const why = whyTwice(key, ran);
+      if (why === 'kill') figures.rerunAfterKill.push([key, n]);
+      else if (why === 'give-up') figures.rerunAfterGiveUp.push([key, n]);
+      else if (n > 1 && unrecorded.has(key)) figures.rerunUnrecorded.push([key, n]);
+      else figures.notExactlyOnce.push([key, n]);
+    }
   } finally {
     figures.seconds = Math.round((Date.now() - started) / 100) / 10;
     for (const instance of instances) {
