@@ -1,6 +1,6 @@
 // npm run bench -- --instructions: user-space instructions per request under callgrind, each of our
 // doors against its peer, and a bare node:http server as the floor. Counted, not timed, on one thread
-// with a fixed GC schedule, so the figure is the same on a busy machine (the kernel's share of a
+// with a fixed GC schedule, so the figure moves little on a busy machine (the kernel's share of a
 // socket write is not counted: it is the same for every receiver).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -36,7 +36,8 @@ export async function instructionsPerRequest(kind: Kind): Promise<number> {
       '--single-threaded',
       // V8 sizes its heap and runs its memory reducer by the clock, and under valgrind the clock is
       // 50 times slower and moves with the machine's load: the same receiver read 249k and 415k a
-      // request in two runs. A fixed schedule makes the GC's share a function of the requests alone.
+      // request in two runs. A fixed schedule takes most of that out: two runs side by side read
+      // 482.8k and 485.6k, one door at loads of 3 and 15 still 4 % apart.
       '--predictable-gc-schedule',
       path.join(__dirname, 'bench-server.js'),
       kind,
