@@ -1,6 +1,9 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createEventRouter, webhookReceiver } from 'service-webhooks';
-import { deliverEvent, sendHandshake } from 'service-webhooks/testing';
+import { buildEvent, deliverEvent, sendHandshake } from 'service-webhooks/testing';
 import { captureLogger } from './support/capture-logger';
 
 // `app.use('/webhooks', receiver)` answers the mounted path itself; every other sub-path falls through
@@ -39,6 +42,54 @@ describe.each([
     await deliver(app, path).expect(404, { fellThrough: path });
     await sendHandshake(app, { path, challenge: 'c1' }).expect(404, { fellThrough: path });
     expect(handled).toEqual([]);
+  });
+});
+
+// A request line may carry the absolute form (`POST http://host/webhooks`, RFC 9112 3.2.2): Express
+// leaves `req.url` as `http://host` past the mount, which the receiver's quick look at `req.url` does
+// not read as the mount point, so it asks `req.path`.
+describe.each([
+  ['/webhooks', 200],
+  ['/webhooks/anything', 404],
+] as const)('an absolute-form request line for %s', (path, status) => {
+  it(`is answered ${status}`, async () => {
+    const { app, handled } = mountedApp('/webhooks');
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = JSON.stringify(buildEvent('ag.hid_org.created'));
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: `http://127.0.0.1:${port}${path}`,
+            headers: {
+              'content-type': 'application/cloudevents+json',
+              authorization: `Bearer ${TOKEN}`,
+              connection: 'close',
+            },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          },
+        );
+        req.setTimeout(10_000, () => req.destroy(new Error('no answer in 10 s')));
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(answer.status).toBe(status);
+      if (status === 200) expect(JSON.parse(answer.body)).toMatchObject({ status: 'processed' });
+      else expect(JSON.parse(answer.body)).toEqual({ fellThrough: `http://127.0.0.1:${port}${path}` });
+      expect(handled).toHaveLength(status === 200 ? 1 : 0);
+    } finally {
+      server.close();
+    }
   });
 });
 

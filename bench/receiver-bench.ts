@@ -2,7 +2,7 @@
 // ratios from the same run (this machine is noisy). Speed goals live here, never in a timed test.
 //   npm run bench -- --stages        µs per pipeline stage, in process
 //   npm run bench -- --cold-start    import time of the main entry against @octokit/webhooks
-//   npm run bench -- --instructions  instructions per request under callgrind, ours vs octokit
+//   npm run bench -- --instructions  instructions per request under callgrind, each door vs its peer (--only too)
 //   npm run bench -- --rounds 5 --seconds 5
 //   node .bench-build/bench/inbox-bench.js   sync vs the durable inbox only (after npm run bench built it)
 //   node .bench-build/bench/inbox-ack-bench.js   the inbox's acknowledgement vs a bare queue.add / boss.send only
@@ -16,7 +16,7 @@ import { freePort } from '../__tests__/support/server-binary';
 import { KINDS, type Kind } from './bench-server';
 import { coldStart } from './cold-start';
 import { ackGoals, type AckBench } from './inbox-ack-bench';
-import { instructionRatio } from './instructions';
+import { INSTRUCTION_FLOOR, INSTRUCTION_PAIRS, instructionCounts } from './instructions';
 import { loadRound, pinLoadGenerator, type LoadResult } from './load-round';
 import { memoryOverEvents, pipelineMicros, stageMicros } from './stages';
 
@@ -59,12 +59,19 @@ async function stages(): Promise<void> {
 }
 
 async function instructionsReport(): Promise<void> {
-  const counted = await instructionRatio();
-  if (counted === undefined) return void console.log('instructions: valgrind is not installed');
-  const { ours, octokit } = counted;
-  console.log(
-    `user-space instructions per request (callgrind, after a warm-up): createNodeHandler ${fmt(ours / 1000)}k vs octokit createNodeMiddleware ${fmt(octokit / 1000)}k = ${fmt(ours / octokit, 3)}×`,
-  );
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+  const counts = await instructionCounts(only);
+  if (counts === undefined) return void console.log('instructions: valgrind is not installed');
+  const k = (kind: Kind) => counts.get(kind) ?? NaN;
+  const floor = k(INSTRUCTION_FLOOR);
+  console.log('user-space instructions per request (callgrind, after a warm-up):');
+  console.log(`  ${INSTRUCTION_FLOOR.padEnd(30)} ${fmt(floor / 1000).padStart(5)}k`);
+  for (const [ours, peer] of INSTRUCTION_PAIRS) {
+    if (!counts.has(ours)) continue;
+    console.log(
+      `  ${ours.padEnd(30)} ${fmt(k(ours) / 1000).padStart(5)}k (${fmt((k(ours) - floor) / 1000)}k over the floor) vs ${peer} ${fmt(k(peer) / 1000)}k (${fmt((k(peer) - floor) / 1000)}k over): ${fmt(k(ours) / k(peer), 3)}×`,
+    );
+  }
 }
 
 function coldStartReport(): boolean {
@@ -137,7 +144,7 @@ async function main(): Promise<void> {
   const pipeline = await pipelineMicros();
   const memory = await memoryOverEvents();
   const goals = [
-    ['Express adapter / express.json() route', Math.min(...ratios.express), median(ratios.express), 0.9],
+    ['Express adapter / express.json() route', Math.min(...ratios.express), median(ratios.express), 0.95],
     ['createNodeHandler / octokit createNodeMiddleware', Math.min(...ratios.node), median(ratios.node), 1.1],
     ['Fastify plugin / Fastify JSON route', Math.min(...ratios.fastify), median(ratios.fastify), 0.9],
   ] as const;

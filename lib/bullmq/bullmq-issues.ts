@@ -60,7 +60,7 @@ export async function readIssues(
  * jobs not tallied are tallied, and `step` tallied ones no longer failed are untallied. Each walk
  * resumes where the last left off, so the whole tally is checked every `dead / step` steps.
  */
-export async function reconcileTally(queue: Queue, tally: IssueTallyStore, step: number): Promise<void> {
+async function reconcileTally(queue: Queue, tally: IssueTallyStore, step: number): Promise<void> {
   const at = await tally.cursor();
   const failed = await queue.getRanges(['failed'], at.failed, at.failed + step - 1, true);
   const missing = await tally.untallied(failed);

@@ -1,4 +1,4 @@
-import type { ExpressMiddleware } from './express-types';
+import type { ExpressMiddleware, ExpressRequestLike } from './express-types';
 import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
@@ -17,6 +17,17 @@ export type WebhookReceiver = ExpressMiddleware & {
 };
 
 /**
+ * Whether the request is for the mount point itself. Express has already cut the mount path off
+ * `req.url` ('/' or '/?…' is left), so that answers the common case; `req.path` is a getter that
+ * parses the URL again on every call, read only for the rest (an absolute-form URL, say).
+ */
+function atMountPoint(req: ExpressRequestLike): boolean {
+  const url = req.url;
+  if (url === '/' || url?.startsWith('/?') === true) return true;
+  return req.path === '/';
+}
+
+/**
  * The whole pipeline as one Express (4 or 5) middleware: POST only, handshake, bearer auth, bounded
  * CloudEvent read and dispatch, every failure answered as problem+json. Mount it with
  * `app.use(path, …)`: it answers that path itself, and passes sub-paths on to `next()`.
@@ -26,7 +37,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
   const receiver = function webhookReceiver(req, res, next) {
     // Mounted with app.use(path, …), it answers that path only; as a route handler
     // (app.post(path, …)), Express already matched the path.
-    if (req.route === undefined && req.path !== '/') return next();
+    if (req.route === undefined && !atMountPoint(req)) return next();
     // handle() never rejects: every failure, ours included, is already a problem+json answer.
     void core.handle(expressRequest(req)).then(({ answer, record }) => {
       sendAnswer(res, answer);
