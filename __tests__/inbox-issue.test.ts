@@ -82,6 +82,11 @@ describe('errorFingerprint', () => {
     ['Error: connect ECONNREFUSED 127.0.0.1:6379', 'Error: connect ECONNREFUSED 10.1.2.3:6380'],
     ['Error: hid_org evt01HXYZ failed', 'Error: hid_org evt02ABCD failed'],
     ['Error:   spaced\n  out 1', 'Error: spaced out 2'],
+    // A quarantined event's issue is its field: the same field at another index is the same issue.
+    [
+      'InvalidEventError: Event data field "data.readers.0.id" must be a string.',
+      'InvalidEventError: Event data field "data.readers.12.id" must be a string.',
+    ],
   ])('%j and %j are one fingerprint', (a, b) => {
     expect(errorFingerprint(a)).toEqual(errorFingerprint(b));
   });
@@ -91,6 +96,15 @@ describe('errorFingerprint', () => {
     ['TypeError: x is not a function', 'RangeError: x is not a function'],
     ['Error: the CRM is down', 'Error: the ERP is down'],
     ['Error: ag.access_pass.issued failed', 'Error: ag.hid_org.created failed'],
+    // Quarantined letters group by type and field path (issue 31): two fields are two issues.
+    [
+      'InvalidEventError: Event data field "data.current_balance" must be a number.',
+      'InvalidEventError: Event data field "data.currency" must be a number.',
+    ],
+    [
+      'InvalidEventError: CloudEvent attribute "time" must be a string.',
+      'InvalidEventError: CloudEvent attribute "subject" must be a string.',
+    ],
   ])('%j and %j are two', (a, b) => {
     expect(errorFingerprint(a)).not.toEqual(errorFingerprint(b));
   });

@@ -67,6 +67,9 @@ const MASKS: readonly [RegExp, string][] = [
   [/[\w.:-]*\d(?:[\w.:-]*\w)?/g, '\0'],
 ];
 
+/** A field an InvalidEventError names: `Event data field "data.readers.0.id"`, `CloudEvent attribute "time"`. */
+const FIELD_PATH = /\b(field|attribute) "([\w$.[\]()-]{1,200})"/g;
+
 function maskWord(word: string): string {
   return /^\d+(?:\.\d+)?$/.test(word) ? '<n>' : '<id>';
 }
@@ -80,6 +83,13 @@ export function errorFingerprint(lastError: string | null | undefined): ErrorFin
   const text = (lastError ?? '').trim();
   const named = NAMED.exec(text);
   let message = named?.[2] ?? text;
+  // An event this code cannot read is grouped by the field at fault (`Event data field "data.x" must
+  // be …`): the path is kept, not masked as a quoted value; an index in it is masked as a number.
+  if (named?.[1] === 'InvalidEventError')
+    message = message.replace(
+      FIELD_PATH,
+      (_, what: string, path: string) => `${what} ${path.replace(/\d+/g, '<n>')}`,
+    );
   for (const [pattern, mask] of MASKS)
     message = message.replace(pattern, (found) => (mask === '\0' ? maskWord(found) : mask));
   message = message.replace(/\s+/g, ' ').trim().slice(0, MAX_MESSAGE);
