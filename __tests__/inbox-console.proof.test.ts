@@ -271,10 +271,19 @@ describeBrowser('the inbox console in Chromium', () => {
           };
           const queuedBefore = await queued();
           await seedDeadLetters(engine, server().url, inbox.name, seeded, 'bulk', 120_000);
-          // Seeded of two types: the larger issue is the access passes', two thirds of them.
-          const [issue] = (await inbox.issues()).sort((a, b) => b.count - a.count);
+          // Seeded of two types: the larger issue is the access passes', two thirds of them. On BullMQ
+          // the test's own worker failed them, not the inbox's: its issue tally takes such letters in
+          // a bounded step per read (docs/operating.md), so a few reads count them all.
+          const expected = seeded - Math.floor(seeded / 3);
+          const largest = async () => (await inbox.issues()).sort((a, b) => b.count - a.count)[0];
+          await eventually(
+            `an issue of ${expected}`,
+            async () => (await largest())?.count === expected,
+            60_000,
+          );
+          const issue = await largest();
           const total = issue!.count;
-          expect(total).toBe(seeded - Math.floor(seeded / 3));
+          expect(total).toBe(expected);
           await page.goto(`${url}/`);
           await page.locator('#live.on').waitFor({ timeout: 10_000 });
           const row = page.locator('[data-testid="issue"]', {
