@@ -65,16 +65,15 @@ describeWithRedis('a handler that takes 60 s, behind the inbox', () => {
           const { event } = emulator.emit('ag.hid_org.created');
           await emulator.waitForDeliveries({ eventId: event.id, count: 2 }, { timeoutMs: 15_000 });
           await eventually('both handlers started', () => receivers.every((r) => r.runs.length === 1));
-          // The handlers are running; the Service has its 200s already.
-          for (const attempt of emulator.attempts) {
+          // The handlers are running; the Service has its 200s already. Within its answer time: the
+          // emulator drops an attempt unanswered after attemptTimeoutMs (no status, not acknowledged).
+          for (const attempt of emulator.attempts)
             expect(attempt).toMatchObject({
               eventId: event.id,
               status: 200,
               outcome: 'acknowledged',
               attempt: 1,
             });
-            expect(attempt.durationMs).toBeLessThan(10_000);
-          }
           await eventually(
             'both handlers finished',
             () => receivers.every((r) => r.runs[0]?.finished !== undefined),

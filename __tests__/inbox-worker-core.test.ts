@@ -7,7 +7,6 @@ import {
   type IdempotencyStore,
 } from '../lib';
 import { captureLogger } from './support/capture-logger';
-import { eventually } from './support/inbox-engines';
 import { inboxWorkerCore } from '../lib/inbox/worker/inbox-worker-core';
 import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { eventPosition } from '../lib/core/dispatch/event-position';
@@ -396,34 +395,46 @@ describe('inboxWorkerCore: what a failed try says, and what a try that ran befor
 
 describe('inboxWorkerCore: a try keeps its claim while its handlers run', () => {
   it('renews the lease past the timeout while a handler ignoring ctx.signal runs, so the next try is put back', async () => {
-    const store = new MemoryStore({ logger: false });
-    let finish!: () => void;
-    const finished = new Promise<void>((resolve) => (finish = resolve));
-    let starts = 0;
-    const router = createEventRouter().on('ag.access_pass.updated', async () => {
-      starts++;
-      await finished;
-    });
-    const core = inboxWorkerCore(
-      router,
-      { timeoutMs: 100, attempts: 3, idempotency: { store, leaseMs: 1500 }, logger: false },
-      'w',
-      openTelemetryTracing,
-    );
-    const d = queued('overrun', '2026-01-01T10:00:00Z');
-    expect(await core.run(d, 1)).toMatchObject({ then: 'retry' });
-    // Past the first lease (renewals go on up to timeoutMs + leaseMs, each for a lease) the handler
-    // still runs: its claim was renewed, so no second start.
-    await new Promise((resolve) => setTimeout(resolve, 1900));
-    expect(await core.run(d, 2)).toMatchObject({ then: 'putBack' });
-    expect(starts).toBe(1);
-    finish();
-    await eventually(
-      'the late success is recorded',
-      async () => (await store.get(handledKey(d.key))) === 'done',
-    );
-    expect(await core.run(d, 2)).toEqual({ then: 'complete', status: 'duplicate' });
-    expect(starts).toBe(1);
+    // On the fake clock (Date and performance.now() too): the store's leases, the renewals' interval
+    // and the try's timeout all read it, so the first lease runs out at exactly 1 500 ms, however
+    // busy the machine.
+    jest.useFakeTimers();
+    try {
+      const store = new MemoryStore({ logger: false });
+      let finish!: () => void;
+      const finished = new Promise<void>((resolve) => (finish = resolve));
+      let starts = 0;
+      const router = createEventRouter().on('ag.access_pass.updated', async () => {
+        starts++;
+        await finished;
+      });
+      const core = inboxWorkerCore(
+        router,
+        { timeoutMs: 100, attempts: 3, idempotency: { store, leaseMs: 1500 }, logger: false },
+        'w',
+        openTelemetryTracing,
+      );
+      const d = queued('overrun', '2026-01-01T10:00:00Z');
+      const first = core.run(d, 1);
+      await jest.advanceTimersByTimeAsync(100);
+      expect(await first).toMatchObject({ then: 'retry' });
+      // Past the first lease (renewals go on up to timeoutMs + leaseMs, each for a lease) the handler
+      // still runs: its claim was renewed, so no second start.
+      await jest.advanceTimersByTimeAsync(1800);
+      const second = core.run(d, 2);
+      // A second start would run to its own timeout: the clock moves on for it, so it ends either way.
+      await jest.advanceTimersByTimeAsync(100);
+      expect(await second).toMatchObject({ then: 'putBack' });
+      expect(starts).toBe(1);
+      finish();
+      for (let i = 0; i < 100 && (await store.get(handledKey(d.key))) !== 'done'; i++)
+        await jest.advanceTimersByTimeAsync(10);
+      expect(await store.get(handledKey(d.key))).toBe('done');
+      expect(await core.run(d, 2)).toEqual({ then: 'complete', status: 'duplicate' });
+      expect(starts).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('warns once at start when the store cannot renew a lease, saying what to give it', () => {

@@ -173,18 +173,28 @@ describeWithPostgres('the pg-boss worker settles a try in one fenced transaction
     const fetching = gate('the worker fetching', 30_000);
     const release = gate('the pause and the enqueue', 30_000);
     let armed = true;
-    const gated = intercepted(boss, (property, call) =>
-      property === 'fetch'
-        ? async (...a) => {
-            if (!armed) return call(...a);
-            armed = false;
-            // The loop read "not paused" and is on its way to the database when the pause lands.
-            fetching.open();
-            await release.opened;
-            return call(...a);
-          }
-        : null,
-    );
+    let fetched: string | undefined;
+    let pausedReads = 0;
+    const gated = intercepted(boss, (property, call) => {
+      if (property === 'fetch')
+        return async (...a) => {
+          if (!armed) return call(...a);
+          armed = false;
+          // The loop read "not paused" and is on its way to the database when the pause lands.
+          fetching.open();
+          await release.opened;
+          const jobs = (await call(...a)) as { id: string }[];
+          fetched = jobs[0]?.id;
+          return jobs;
+        };
+      if (property === 'getQueue')
+        return async (...a) => {
+          const flag = await call(...a);
+          if (a[0] === `${name}${PAUSED_SUFFIX}` && flag !== null) pausedReads++;
+          return flag;
+        };
+      return null;
+    });
     const inbox = pgBossInbox({ boss: gated, name, logger: false });
     opened.push(inbox);
     const runs: string[] = [];
@@ -202,8 +212,22 @@ describeWithPostgres('the pg-boss worker settles a try in one fenced transaction
     await inbox.pause();
     await inbox.enqueue(queued('evt-paused-in-flight'));
     release.open();
-    // More than a pause's reach (a second) with the queue paused: nothing runs, nothing is dead.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The held fetch brings the job, and its try settles: put back (retry), not run (completed).
+    const settledState = async () =>
+      fetched === undefined ? undefined : (await boss.findJobs(name, { id: fetched }))[0];
+    await eventually(
+      'the fetched job settled',
+      async () => !['created', 'active', undefined].includes((await settledState())?.state),
+      30_000,
+    );
+    expect(runs).toEqual([]);
+    const job = await settledState();
+    expect(job?.state).toBe('retry');
+    expect(job?.data).toMatchObject({ putBacks: 1 });
+    // The loop goes round and reads the flag from the database, past what the pause told it: still
+    // paused, nothing runs and nothing is dead.
+    const readsBefore = pausedReads;
+    await eventually('the worker reading the flag paused', () => pausedReads > readsBefore, 30_000);
     expect(runs).toEqual([]);
     expect((await inbox.status()).dead).toBe(0);
     await inbox.resume();
