@@ -339,6 +339,40 @@ describeEachEngine('service-webhooks inbox on $name', (engine, server) => {
     }
   }, 60_000);
 
+  it('pages the dead letters with --after and --before, the text saying how to read the next page', async () => {
+    const { url, close } = await deadLetterQueue(server(), 'cli-pages', [['page-a'], ['page-b'], ['page-c']]);
+    try {
+      const ids = (stdout: string) => stdout.split('\n').map((line) => line.split('  ')[0]);
+      const first = await run('inbox', 'dead-letters', ...url, '--limit', '2');
+      expect(first.code).toBe(0);
+      expect(ids(first.stdout)).toHaveLength(2);
+      // A full page ends with the command for the next one, on stderr: the lines stay one letter each.
+      const hint = /^a full page of 2: --after (\S+) for the next, older ones$/.exec(first.stderr);
+      expect(hint).not.toBeNull();
+      const next = await run('inbox', 'dead-letters', ...url, '--limit', '2', '--after', hint![1]!);
+      expect(next).toMatchObject({ code: 0, stderr: '' });
+      expect(ids(next.stdout)).toHaveLength(1);
+      // Each dead letter once across the pages, newest first as --json orders them.
+      const all = JSON.parse((await run('inbox', 'dead-letters', ...url, '--json')).stdout) as {
+        delivery: { id: string };
+        cursor: string;
+      }[];
+      expect([...ids(first.stdout), ...ids(next.stdout)]).toEqual(all.map((d) => d.delivery.id));
+      expect(new Set(all.map((d) => d.delivery.id))).toEqual(new Set(['page-a', 'page-b', 'page-c']));
+      // --before the oldest: the two newer ones, still newest first, and how to read newer still.
+      const before = await run('inbox', 'dead-letters', ...url, '--limit', '2', '--before', all[2]!.cursor);
+      expect(before.code).toBe(0);
+      expect(ids(before.stdout)).toEqual(all.slice(0, 2).map((d) => d.delivery.id));
+      expect(before.stderr).toBe(`a full page of 2: --before ${all[0]!.cursor} for the newer ones`);
+      const json = await run('inbox', 'dead-letters', ...url, '--json', '--after', all[0]!.cursor);
+      expect((JSON.parse(json.stdout) as typeof all).map((d) => d.delivery.id)).toEqual(
+        all.slice(1).map((d) => d.delivery.id),
+      );
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   it('replays with --type and --since only the recent ones of that type, not every recent one (issue 28)', async () => {
     const { inbox, runs, url, close } = await deadLetterQueue(server(), 'cli-type-since', [
       ['pass-new'],
@@ -383,6 +417,28 @@ describe('service-webhooks inbox, called wrong', () => {
     [
       ['inbox', 'dead-letters', '--url', 'redis://127.0.0.1:1', '--limit', '100001'],
       /--limit must be a whole number from 1 to 100000/,
+    ],
+    [
+      ['inbox', 'dead-letters', '--url', 'redis://127.0.0.1:1', '--after', 'not a cursor'],
+      /^error: --after must be a dead letter's cursor, as inbox dead-letters prints it after a full page \(or --json in "cursor"\) \(got "not a cursor"\)$/,
+    ],
+    [
+      // Base64url, but not of a position: refused as well, before the queue is asked.
+      ['inbox', 'dead-letters', '--url', 'redis://127.0.0.1:1', '--before', 'eyJhIjoxfQ'],
+      /^error: --before must be a dead letter's cursor/,
+    ],
+    [
+      [
+        'inbox',
+        'dead-letters',
+        '--url',
+        'redis://127.0.0.1:1',
+        '--after',
+        'WzEsImEiXQ',
+        '--before',
+        'WzEsImEiXQ',
+      ],
+      /^error: give --after \(the next, older page\) or --before \(the newer page\), not both$/,
     ],
     [
       ['inbox', 'replay', '--since', 'yesterday', '--url', 'redis://127.0.0.1:1'],

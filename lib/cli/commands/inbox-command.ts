@@ -7,6 +7,7 @@ import type { CliContext } from '../cli-context';
 import { Stopped, UsageError } from '../cli-errors';
 import { parseDuration } from '../parse-duration';
 import { boundedInboxWork } from '../bounded-inbox-work';
+import { cursorFlags } from '../cursor-flags';
 
 interface QueueFlags {
   url?: string;
@@ -110,21 +111,46 @@ export function inboxCommand(ctx: CliContext): Command {
       .option('--type <type>', 'only events of this type')
       .option('--handler <name>', 'only those on which this handler (by name) failed')
       .option('--limit <n>', 'at most this many (default: 100)')
-      .action((flags: QueueFlags & { type?: string; handler?: string; limit?: string }) => {
-        const limit = flags.limit === undefined ? 100 : Number(flags.limit);
-        if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DEAD_LETTERS)
-          throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DEAD_LETTERS}`);
-        return withInbox(ctx, flags, 'read', async (i) => {
-          const dead = await i.deadLetters({
-            limit,
-            ...(flags.type === undefined ? {} : { type: flags.type }),
-            ...(flags.handler === undefined ? {} : { handler: flags.handler }),
+      .option('--after <cursor>', 'the page after this dead letter (older ones), as a full page ends with')
+      .option('--before <cursor>', 'the page before this dead letter (newer ones), still newest first')
+      .action(
+        (
+          flags: QueueFlags & {
+            type?: string;
+            handler?: string;
+            limit?: string;
+            after?: string;
+            before?: string;
+          },
+        ) => {
+          const limit = flags.limit === undefined ? 100 : Number(flags.limit);
+          if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DEAD_LETTERS)
+            throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DEAD_LETTERS}`);
+          const page = cursorFlags(flags);
+          return withInbox(ctx, flags, 'read', async (i) => {
+            const dead = await i.deadLetters({
+              limit,
+              ...page,
+              ...(flags.type === undefined ? {} : { type: flags.type }),
+              ...(flags.handler === undefined ? {} : { handler: flags.handler }),
+            });
+            if (flags.json) return ctx.out.json(dead);
+            if (dead.length === 0) return ctx.out.line('no dead letters');
+            for (const d of dead) ctx.out.line(deadLetterLine(d));
+            // A full page may have more beyond it: say how to read them (on stderr, so the lines
+            // on stdout stay one dead letter each).
+            if (dead.length < limit) return;
+            const next =
+              page.before === undefined
+                ? { flag: '--after', cursor: dead.at(-1)?.cursor, what: 'the next, older' }
+                : { flag: '--before', cursor: dead[0]?.cursor, what: 'the newer' };
+            if (next.cursor !== undefined)
+              ctx.out.error(
+                ctx.out.dim(`a full page of ${limit}: ${next.flag} ${next.cursor} for ${next.what} ones`),
+              );
           });
-          if (flags.json) return ctx.out.json(dead);
-          if (dead.length === 0) return ctx.out.line('no dead letters');
-          for (const d of dead) ctx.out.line(deadLetterLine(d));
-        });
-      }),
+        },
+      ),
   );
   inbox.addCommand(
     queueOptions(
