@@ -146,6 +146,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     connection,
     prefix: queue.opts.prefix ?? 'bull',
     skipVersionCheck: queue.opts.skipVersionCheck,
+    rateLimit: (expireTimeMs: number) => queue.rateLimit(expireTimeMs),
   };
   /** Every job's options but its id, built once: BullMQ copies what it is given. */
   const jobOptions = {

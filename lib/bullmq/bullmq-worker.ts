@@ -22,6 +22,11 @@ export interface WorkerQueue {
   /** BullMQ's key prefix; `'bull'` unless the queue was made with its own. */
   prefix: string;
   skipVersionCheck?: boolean | undefined;
+  /**
+   * Holds every worker of the queue off for `expireTimeMs` (the queue's limiter key, in Redis): the
+   * Queue's `rateLimit`, which BullMQ keeps where it deprecated the Worker's.
+   */
+  rateLimit(expireTimeMs: number): Promise<void>;
 }
 
 /** How the worker runs jobs: the lock, and how often a job may lose its worker before it fails. */
@@ -47,7 +52,7 @@ class TryFailed extends Error {
  * (the backoff strategy reads it) until the job's `attempts` are spent, then fails it for good
  * (BullMQ's failed set: the dead letters). A try no retry can help, or past the worker's own
  * `attempts`, fails at once (UnrecoverableError). A try put back (busy) is delayed without spending
- * an attempt; a RateLimited one goes back to waiting, and the whole queue waits (BullMQ's rateLimit).
+ * an attempt; a RateLimited one goes back to waiting, and the whole queue waits (BullMQ's Queue.rateLimit).
  * A job whose worker stopped mid-try (killed: its lock ran out) runs again, and after
  * `maxStalledCount` such stops BullMQ fails it into the dead letters, in Redis, by its own scripts.
  */
@@ -85,7 +90,7 @@ export async function startBullmqWorker(
       // Every worker of the queue holds off (the limiter key, in Redis), and the job goes back to
       // waiting with its attempts as they were (BullMQ's manual rate limit). The hold comes first:
       // any round trip before it lets the other slots start tries the downstream would refuse.
-      await worker.rateLimit(next.delayMs);
+      await queue.rateLimit(next.delayMs);
       if (next.handlers !== undefined) await keep(job, next.handlers, false);
       throw Worker.RateLimitError();
     }
