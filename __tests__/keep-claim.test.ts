@@ -19,14 +19,21 @@ describe('keepClaim: an overrunning ordered handler keeps the event and its enti
       'review',
       openTelemetryTracing,
     );
+    // On the fake clock (Date and performance.now() too): the leases, the renewals and the try's
+    // timeout read it, so the windows below are exact however busy the machine.
+    jest.useFakeTimers();
     try {
-      const first = await core.run(queuedPassUpdate('old', '2025-01-01T00:00:01Z'), 1);
+      const running = core.run(queuedPassUpdate('old', '2025-01-01T00:00:01Z'), 1);
+      await jest.advanceTimersByTimeAsync(100);
+      const first = await running;
       expect(first.then).toBe('retry'); // timed out; its handler goes on, its event claim is renewed
       // Past the entity's first lease (1.5 s), within its renewals' last one (the bound's plus a lease).
-      await sleep(1_900);
-      const newer = await core.run(queuedPassUpdate('new', '2025-01-01T00:00:02Z'), 1);
+      await jest.advanceTimersByTimeAsync(1_800);
+      const next = core.run(queuedPassUpdate('new', '2025-01-01T00:00:02Z'), 1);
+      await jest.advanceTimersByTimeAsync(100);
+      const newer = await next;
       open();
-      await sleep(50);
+      await jest.advanceTimersByTimeAsync(50);
       // 'new' is put back (the entity is held by a live try), so it never overlaps 'old' and 'old'
       // (older) never writes after 'new'.
       expect(overlaps).toEqual([]);
@@ -34,6 +41,7 @@ describe('keepClaim: an overrunning ordered handler keeps the event and its enti
       expect(finished).toEqual(['old']);
     } finally {
       open();
+      jest.useRealTimers();
     }
   });
 });
@@ -56,13 +64,21 @@ describe('keepClaim: a handler that never settles does not hold its event foreve
     );
     const d = queuedPassUpdate('hung', '2025-01-01T00:00:01Z');
     const seen: JobDisposition['then'][] = [];
+    // On the fake clock (Date and performance.now() too): a renewal every 66 ms keeps a 200 ms lease
+    // however busy the machine, and the clock moves on for a try's timeout as it runs.
+    jest.useFakeTimers();
+    const run = async (attempt: number) => {
+      const next = core.run(d, attempt);
+      await jest.advanceTimersByTimeAsync(timeoutMs);
+      return next;
+    };
     try {
       // Try 1 times out; then the engine keeps coming back, as BullMQ and pg-boss do after a put-back.
-      seen.push((await core.run(d, 1)).then);
+      seen.push((await run(1)).then);
       // 30 leases (6 s) of tries: each is 'busy', i.e. put back without spending an attempt.
       for (let i = 0; i < 30; i++) {
-        await sleep(200);
-        const next = await core.run(d, 2);
+        await jest.advanceTimersByTimeAsync(200);
+        const next = await run(2);
         seen.push(next.then);
         if (next.then === 'dead') break;
       }
@@ -74,6 +90,7 @@ describe('keepClaim: a handler that never settles does not hold its event foreve
       expect(seen.filter((s) => s === 'dead')).toHaveLength(1);
     } finally {
       open();
+      jest.useRealTimers();
     }
   }, 20_000);
 });

@@ -399,31 +399,39 @@ describe('orderingGuard, as a queue worker calls it', () => {
 
   // The receiver's path and the worker's alike: a handler that ignores ctx.signal keeps its entity.
   it('renews the entity lease while ordered handlers run past it, up to timeoutMs + leaseMs', async () => {
-    const guard = orderingGuard(
-      { ...options, leaseMs: 1_200, timeoutMs: 100, store: new MemoryStore({ logger: false }) },
-      silent,
-      () => undefined,
-    );
-    const { router } = orderedRouter();
-    const matched = router.match('ag.access_pass.updated');
-    const ok = async () => ({ ok: true as const });
-    const pass = newPass();
+    // On the fake clock (Date too): the store's leases and the renewals' interval read it, so the
+    // windows below are exact however busy the machine.
+    jest.useFakeTimers();
     const held = gate();
-    const first = guard.run(normalized(passEvent(pass, 5)), matched, async () => {
-      await held.opened;
-      return { ok: true as const };
-    });
-    // Past the first lease (1.2 s), within the renewals (up to 1.3 s, each for 1.2 s more).
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toEqual({ kind: 'busy' });
-    // Past the bound and the last renewal's lease: the entity is free, the newer event runs.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toMatchObject({
-      kind: 'ran',
-      ordering: 'newest',
-    });
-    held.open();
-    await first;
+    try {
+      const guard = orderingGuard(
+        { ...options, leaseMs: 1_200, timeoutMs: 100, store: new MemoryStore({ logger: false }) },
+        silent,
+        () => undefined,
+      );
+      const { router } = orderedRouter();
+      const matched = router.match('ag.access_pass.updated');
+      const ok = async () => ({ ok: true as const });
+      const pass = newPass();
+      const first = guard.run(normalized(passEvent(pass, 5)), matched, async () => {
+        await held.opened;
+        return { ok: true as const };
+      });
+      // Past the first lease (1.2 s), within the renewals (up to 1.3 s, each for 1.2 s more).
+      await jest.advanceTimersByTimeAsync(1_500);
+      expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toEqual({ kind: 'busy' });
+      // Past the bound and the last renewal's lease: the entity is free, the newer event runs.
+      await jest.advanceTimersByTimeAsync(1_500);
+      expect(await guard.run(normalized(passEvent(pass, 6)), matched, ok)).toMatchObject({
+        kind: 'ran',
+        ordering: 'newest',
+      });
+      held.open();
+      await first;
+    } finally {
+      held.open();
+      jest.useRealTimers();
+    }
   });
 });
 
