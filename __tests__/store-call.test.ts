@@ -5,7 +5,6 @@ import { DOORS } from './support/doors';
 import { gate } from './support/gate';
 
 const TOKEN = 'tok_store_call';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(DOORS)('store calls bounded by idempotency.timeoutMs through $name', (door) => {
   const start = doorReceiver(door, TOKEN);
@@ -33,10 +32,14 @@ describe.each(DOORS)('store calls bounded by idempotency.timeoutMs through $name
     ['says it answers at once: no timer is set around its calls, so the slow claim is awaited', true, 200],
   ])('a store that %s', async (_name, answersAtOnce, status) => {
     const memory = new MemoryStore();
+    // Cut off, the claim lands only after the answer (or, were it awaited, 5 s on: a 200 then, not a
+    // hang); awaited, it lands 150 ms in, three timeouts' worth.
+    const lands = gate<void>('the test let the claim land', 10_000);
+    const late = setTimeout(() => lands.open(), answersAtOnce === undefined ? 5_000 : 150);
     const store: IdempotencyStore = {
       ...(answersAtOnce === undefined ? {} : { answersAtOnce }),
       claim: async (key, token, lease) => {
-        await sleep(150);
+        await lands.opened;
         return memory.claim(key, token, lease);
       },
       markDone: (key, token, retention) => memory.markDone(key, token, retention),
@@ -46,6 +49,8 @@ describe.each(DOORS)('store calls bounded by idempotency.timeoutMs through $name
     const router = createEventRouter().on('ag.hid_org.created', () => undefined);
     const { d } = await start({ router, idempotency: { store, timeoutMs: 50 } });
     expect((await d.send(tokenDelivery(TOKEN, buildEvent('ag.hid_org.created')))).status).toBe(status);
+    clearTimeout(late);
+    lands.open();
     memory.close();
   });
 
