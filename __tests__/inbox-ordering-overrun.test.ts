@@ -20,12 +20,21 @@ describeEachEngine('an overrunning ordered handler, on $name', (_engine, server)
     opened.push(inbox);
     const { router, overlaps, finished, open } = overlapRouter('evt_old');
     const jobs: JobRecord[] = [];
+    // The entity's renewals, counted as the store grants them: the test moves on by them, not by the clock.
+    const store = new MemoryStore({ logger: false });
+    const renewEntity = store.renewEntity.bind(store);
+    let renewals = 0;
+    store.renewEntity = async (...a) => {
+      const renewed = await renewEntity(...a);
+      if (renewed) renewals++;
+      return renewed;
+    };
     opened.push(
       await inbox.startWorker(router, {
         concurrency: 2,
         // Leases of 2 s, renewed up to timeoutMs + leaseMs (3 s) after the try started.
         timeoutMs: 1_000,
-        idempotency: { store: new MemoryStore({ logger: false }), leaseMs: 2_000 },
+        idempotency: { store, leaseMs: 2_000 },
         logger: false,
         onJob: (record) => void jobs.push(record),
       }),
@@ -33,8 +42,9 @@ describeEachEngine('an overrunning ordered handler, on $name', (_engine, server)
     try {
       await inbox.enqueue(queuedPassUpdate('evt_old', '2025-01-01T00:00:01Z'));
       await eventually('the older try timed out', () => jobs.some((j) => j.eventId === 'evt_old'), 30_000);
-      // Past the entity's first lease (2 s from the start), within its renewals (to about 4.7 s).
-      await new Promise((r) => setTimeout(r, 1_500));
+      // Past the entity's first lease (2 s from the start), within its renewals (to about 4.7 s): the
+      // fourth renewal (one each 666 ms) is the last before the bound, and holds the entity 2 s more.
+      await eventually('four renewals of the entity', () => renewals >= 4, 30_000);
       await inbox.enqueue(queuedPassUpdate('evt_new', '2025-01-01T00:00:02Z'));
       await eventually('the newer event had a try', () => jobs.some((j) => j.eventId === 'evt_new'), 30_000);
       open();
