@@ -8,7 +8,7 @@ import { checkContent } from './check-content';
 import { parseCloudEventEnvelope, type CloudEventEnvelope } from './cloud-event-envelope';
 import { HttpProblem } from '../http-problem';
 import { UnreadableEvent } from './unreadable-event';
-import { decodeUtf8, fromParsedBody, parseJsonText } from './parse-json-body';
+import { decodeUtf8, fromParsedBody, needsScan, parseJsonText } from './parse-json-body';
 import type { WebhookRequest } from '../webhook-request';
 
 /** `'strict'` answers 400 to an event that breaks the spec's per-type rules 2–5; `'lenient'` accepts it and logs a warning. */
@@ -35,7 +35,8 @@ export interface ReadEvent {
   /**
    * The body's own text, which `event.raw` was parsed from, with `keepText`: in structured mode, when
    * this reader read the body (not binary mode, where the body is the data alone, nor a body another
-   * parser read). The inbox queues it instead of writing the envelope again.
+   * parser read), and the text spells no key the parse drops. The inbox queues it instead of writing
+   * the envelope again.
    */
   text?: string;
 }
@@ -163,7 +164,10 @@ export function createEventReader(
           'event breaks the spec; accepted because validation is lenient',
         );
       }
-      return { envelope, event, text: keepText && !binary ? text : undefined };
+      // A text that could spell a key the parse dropped (`__proto__`) is not kept: what is queued, and
+      // shown on a dead letter, never carries what the receiver refused to read.
+      const kept = keepText && !binary && text !== undefined && !needsScan(text) ? text : undefined;
+      return { envelope, event, text: kept };
     } catch (error) {
       throw error instanceof InvalidEventError ? invalidEventProblem(error) : error;
     }
