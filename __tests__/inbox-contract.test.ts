@@ -87,6 +87,34 @@ describeEachEngine('the inbox contract on $name', (engine, server) => {
       expect(seen).toHaveLength(3);
     });
 
+    it('queues the body as sent, so the worker reads the numbers the receiver read; a job queued by an earlier version (the envelope written again) still runs', async () => {
+      // -0 and 1e400 (Infinity) have no JSON text of their own: written again they would reach the
+      // worker as 0 and null where the receiver read -0 and Infinity.
+      const event = issued({ metadata: { big: 'BIG', negative: 'NEG' } } as never, 'evt_as_sent');
+      const body = JSON.stringify(event, null, 1).replace('"BIG"', '1e400').replace('"NEG"', '-0');
+      const earlier = delivery(issued({}, 'evt_earlier_version'));
+      const direct: AnyWebhookEvent[] = [];
+      const sync = await door.open({
+        bearerTokens: [TOKEN],
+        router: createEventRouter().onAny((e) => void direct.push(e)),
+        logger: false,
+      });
+      opened.push(sync);
+      expect((await sync.send(delivery(event, {}, body))).status).toBe(200);
+      expect((await sync.send(earlier)).status).toBe(200);
+      expect(direct[0]?.data).toMatchObject({ metadata: { big: Infinity, negative: -0 } });
+
+      const { d, inbox } = await open();
+      const answer = await d.send(delivery(event, {}, body));
+      expect(JSON.parse(answer.text)).toMatchObject({ status: 'queued' });
+      // What the previous versions queued: the envelope written again by JSON.stringify.
+      await inbox.enqueue(queuedAgain(earlier));
+      const seen = await worker(inbox, () => undefined);
+      await eventually('both jobs run', () => seen.length === 2);
+      const byId = (a: AnyWebhookEvent, b: AnyWebhookEvent) => a.id.localeCompare(b.id);
+      expect(seen.map((s) => s.event).sort(byId)).toEqual([...direct].sort(byId));
+    });
+
     test('answers a redelivery of a queued event 200, without a second job', async () => {
       const { d, inbox } = await open();
       const request = delivery(issued({}, 'evt_redelivered'));

@@ -2,6 +2,9 @@ import { createEventRouter, createFetchHandler } from '../lib';
 import { buildEvent } from '../lib/testing';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS } from './support/doors';
+import { createEventReader } from '../lib/core/event/read-event';
+import type { WebhookRequest } from '../lib/core/webhook-request';
+import { resolveLogger } from '../lib/logger';
 
 const TOKEN = 'tok_read_event';
 
@@ -56,5 +59,58 @@ describe('reading the event: a body already read', () => {
       400,
       'urn:service-webhooks:problem:body-consumed',
     ]);
+  });
+});
+
+describe('reading the event: the body text kept for an inbox (keepText)', () => {
+  const event = buildEvent('ag.landing_page.created', { landing_page_id: 'lp_1' });
+  const structured = { 'content-type': 'application/cloudevents+json; charset=utf-8' };
+  const binary = {
+    'content-type': 'application/json',
+    'ce-specversion': '1.0',
+    'ce-id': 'evt_binary_text',
+    'ce-source': event.source,
+    'ce-type': event.type,
+  };
+  function request(
+    headers: Record<string, string>,
+    body: string,
+    parsed?: { value: unknown },
+  ): WebhookRequest {
+    return {
+      method: 'POST',
+      header: (name) => headers[name],
+      hasHeaderPrefix: (prefix) => Object.keys(headers).some((n) => n.startsWith(prefix)),
+      body: { hasBody: true, parsed, read: async () => Buffer.from(body) },
+    };
+  }
+  const read = (keepText: boolean, r: WebhookRequest) =>
+    createEventReader({
+      limit: 1 << 20,
+      bodyTimeoutMs: 1000,
+      validation: 'lenient',
+      log: resolveLogger(false, 'test'),
+      keepText,
+    })(r);
+  const text = JSON.stringify(event, null, 2);
+
+  it("returns the body's own text, byte for byte, in structured mode", async () => {
+    expect((await read(true, request(structured, text))).text).toBe(text);
+  });
+
+  it.each([
+    ['a reader not asked to keep it', false, request(structured, text)],
+    ['binary mode (the body is the data alone)', true, request(binary, JSON.stringify(event.data))],
+    ['a body another parser read', true, request(structured, text, { value: JSON.parse(text) })],
+    [
+      'a body spelling __proto__ (the parse dropped it)',
+      true,
+      request(structured, text.replace('"landing_page_id"', '"__proto__": {"x": 1}, "landing_page_id"')),
+    ],
+    ['a body with a \\u escape', true, request(structured, text.replace('lp_1', 'lp_\\u0031'))],
+  ])('keeps no text for %s', async (_name, keepText, r) => {
+    const got = await read(keepText, r);
+    expect(got.event.type).toBe(event.type);
+    expect(got.text).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
 // body and does `queue.add` / `boss.send` on the same Redis / PostgreSQL, no worker on either side.
 // Each server runs in a process of its own pinned to one core (the load generator on the other), in
 // rounds that alternate their order, so both sides of a ratio see the same load on a shared machine.
-//   node .bench-build/bench/inbox-ack-bench.js [--rounds 7] [--seconds 3] [--json]
+//   node .bench-build/bench/inbox-ack-bench.js [--rounds 7] [--seconds 3] [--only BullMQ|pg-boss] [--json]
 // Run by `npm run bench`, whose goal table holds its rows. The Redis keeps no append-only file and the
 // PostgreSQL does not fsync: the engines' own disk waits are left out, so what is measured is what the
 // receiver adds to the engine's own round trip.
@@ -160,32 +160,40 @@ async function round(kind: AckKind, url: string, seconds: number): Promise<AckRo
   }
 }
 
+type Engine = 'BullMQ' | 'pg-boss';
+/** Each engine's bare server and ours, in that order. */
+const PAIRS = {
+  BullMQ: [ACK_KINDS[0], ACK_KINDS[1]],
+  'pg-boss': [ACK_KINDS[2], ACK_KINDS[3]],
+} as const;
+
 export interface AckBench {
   rows: { kind: AckKind; 'req/s': number; 'p99 ms': number; non2xx: number; 'CPU µs/req': number }[];
-  /** Per engine: median over rounds of ours/bare, req/s and p99. */
-  ratios: { engine: 'BullMQ' | 'pg-boss'; throughput: number[]; p99: number[] }[];
+  /** Per engine: each round's ours/bare, req/s and p99 (goals), and the bare's CPU per request over ours. */
+  ratios: { engine: Engine; throughput: number[]; p99: number[]; cpu: number[] }[];
 }
 
-export async function inboxAckBench(rounds: number, seconds: number): Promise<AckBench> {
+/** Both engines, or only `only`'s (a quick A/B of one side's change). */
+export async function inboxAckBench(rounds: number, seconds: number, only?: Engine): Promise<AckBench> {
   pinLoadGenerator();
-  const results = new Map<AckKind, AckRound[]>(ACK_KINDS.map((k) => [k, []]));
-  const ratios: AckBench['ratios'] = [
-    { engine: 'BullMQ', throughput: [], p99: [] },
-    { engine: 'pg-boss', throughput: [], p99: [] },
-  ];
-  const redis = await startRedisServer();
-  const postgres = await startPostgresServer();
+  const engines = (['BullMQ', 'pg-boss'] as const).filter((e) => only === undefined || e === only);
+  const results = new Map<AckKind, AckRound[]>(engines.flatMap((e) => PAIRS[e].map((k) => [k, []])));
+  const ratios: AckBench['ratios'] = engines.map((engine) => ({ engine, throughput: [], p99: [], cpu: [] }));
+  const redis = engines.includes('BullMQ') ? await startRedisServer() : undefined;
+  const postgres = engines.includes('pg-boss') ? await startPostgresServer() : undefined;
   try {
     for (let r = 0; r < rounds; r++) {
-      for (const [at, pair] of [
-        [0, [ACK_KINDS[0], ACK_KINDS[1]], redis.url],
-        [1, [ACK_KINDS[2], ACK_KINDS[3]], postgres.url],
-      ] as const) {
+      for (const [at, engine] of engines.entries()) {
+        const pair = PAIRS[engine];
         // Alternate which side goes first, so neither always meets a warmer engine.
         const order = r % 2 === 0 ? pair : [pair[1], pair[0]];
         const got = new Map<AckKind, AckRound>();
         for (const kind of order) {
-          const measured = await round(kind, at === 0 ? redis.url : postgres.url, seconds);
+          const measured = await round(
+            kind,
+            (engine === 'BullMQ' ? redis?.url : postgres?.url) as string,
+            seconds,
+          );
           got.set(kind, measured);
           results.get(kind)?.push(measured);
         }
@@ -193,11 +201,12 @@ export async function inboxAckBench(rounds: number, seconds: number): Promise<Ac
         const ours = got.get(pair[1]) as AckRound;
         ratios[at]?.throughput.push(ours.reqPerSec / bare.reqPerSec);
         ratios[at]?.p99.push(ours.p99Ms / bare.p99Ms);
+        ratios[at]?.cpu.push(bare.cpuMicrosPerRequest / ours.cpuMicrosPerRequest);
       }
       console.error(`inbox ack: round ${r + 1}/${rounds} done`);
     }
   } finally {
-    await Promise.allSettled([redis.close(), postgres.close()]);
+    await Promise.allSettled([redis?.close(), postgres?.close()]);
   }
   const rows = [...results].map(([kind, list]) => ({
     kind,
@@ -226,7 +235,11 @@ if (require.main === module) {
       serveMeasured(listen, close),
     );
   else
-    void inboxAckBench(flag('--rounds', 7), flag('--seconds', 3)).then((bench) => {
+    void inboxAckBench(
+      flag('--rounds', 7),
+      flag('--seconds', 3),
+      args.includes('--only') ? (args[args.indexOf('--only') + 1] as Engine) : undefined,
+    ).then((bench) => {
       if (args.includes('--json')) return console.log(JSON.stringify(bench));
       console.log(
         `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, Node ${process.version}, load ${os.loadavg()[0]?.toFixed(1)}; ${CONNECTIONS} connections, no worker:`,
@@ -235,6 +248,11 @@ if (require.main === module) {
       for (const [name, worst, med, goal, higher] of ackGoals(bench))
         console.log(
           `${name.padEnd(40)} worst ${worst.toFixed(2)}  median ${med.toFixed(2)}  ${higher ? '≥' : '≤'} ${goal}  ${(higher ? med >= goal : med <= goal) ? 'met' : 'NOT met'}`,
+        );
+      // Steadier than req/s on a shared machine: the server's CPU per request, bare over ours.
+      for (const { engine, cpu } of bench.ratios)
+        console.log(
+          `${`bare ${engine} add / inbox ack, CPU per request`.padEnd(40)} worst ${Math.min(...cpu).toFixed(2)}  median ${median(cpu).toFixed(2)}`,
         );
     });
 }

@@ -66,6 +66,7 @@ export function createReceiverCore(
     validation: resolved.validation,
     log,
     quarantine: resolved.quarantine,
+    keepText: resolved.dispatch.inbox !== undefined,
   });
   const dispatcher = createDispatcher(
     resolved.router,
@@ -159,8 +160,8 @@ export function createReceiverCore(
     record.layout = event.layout;
     if (onEvent !== undefined) contained('onDelivery.onEvent', () => onEvent(event.raw, record));
     const result: DispatchResult = await (span === undefined
-      ? dispatcher.dispatch(event, request.header)
-      : span.around(() => dispatcher.dispatch(event, request.header)));
+      ? dispatcher.dispatch(event, request.header, read.text)
+      : span.around(() => dispatcher.dispatch(event, request.header, read.text)));
     record.outcome = result.outcome;
     record.problem = result.problem;
     record.handlerMs = result.handlerMs;

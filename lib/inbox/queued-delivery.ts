@@ -26,7 +26,9 @@ export interface QueuedDelivery {
   /** The event's RFC 3339 `time` as sent, or null when it had none. */
   time: string | null;
   /**
-   * The CloudEvents envelope as received (`event.raw`), as JSON text: `JSON.parse` it to read it.
+   * The CloudEvents envelope as received (`event.raw`), as JSON text: the request body's own text in
+   * structured mode, else the envelope written as JSON (binary mode, a body another parser read, a
+   * job queued by a version before 2026-11-26). Read it with the receiver's parse (`readQueuedEvent`).
    * Text, not an object, so an open data field nested at any depth the receiver accepts is queued:
    * the queues serialize an object recursively (BullMQ, the PostgreSQL driver) or cap its depth
    * (PostgreSQL's jsonb), and would refuse that event on every redelivery.
@@ -45,12 +47,16 @@ export interface QueuedDelivery {
   checkRules?: true;
 }
 
-/** The delivery of `event` as the queue will hold it. */
+/**
+ * The delivery of `event` as the queue will hold it; `envelopeText`, the body text `event.raw` was
+ * parsed from, is queued as is when given (else the envelope is written as JSON text).
+ */
 export function queuedDelivery(
   key: string,
   event: Pick<AnyWebhookEvent, 'id' | 'type' | 'source' | 'time' | 'raw'>,
   header: (name: string) => string | undefined,
   traceparent: string | null,
+  envelopeText?: string,
 ): QueuedDelivery {
   const headers: Record<string, string> = {};
   for (const name of KEPT_HEADERS) {
@@ -63,7 +69,7 @@ export function queuedDelivery(
     type: event.type,
     source: event.source,
     time: event.time,
-    envelope: jsonText(event.raw),
+    envelope: envelopeText ?? jsonText(event.raw),
     headers,
     traceparent: traceparent ?? headers.traceparent ?? null,
     receivedAt: new Date().toISOString(),

@@ -25,8 +25,15 @@ export type { DispatchResult };
 const NONE: readonly string[] = [];
 
 export interface Dispatcher {
-  /** Runs the event's handlers (once, across redeliveries) and answers. Never rejects. */
-  dispatch(event: AnyWebhookEvent, header: (name: string) => string | undefined): Promise<DispatchResult>;
+  /**
+   * Runs the event's handlers (once, across redeliveries) and answers. Never rejects. `text`, the
+   * body `event.raw` was parsed from, is what an inbox queues when given.
+   */
+  dispatch(
+    event: AnyWebhookEvent,
+    header: (name: string) => string | undefined,
+    text?: string,
+  ): Promise<DispatchResult>;
   /** The ids of events whose handlers (or their store bookkeeping) are still running. */
   running(): string[];
   /** Resolves when nothing is running. */
@@ -171,6 +178,7 @@ export function createDispatcher(
     event: AnyWebhookEvent,
     header: (name: string) => string | undefined,
     inbox: NonNullable<ResolvedDispatchOptions['inbox']>,
+    text: string | undefined,
   ): Promise<DispatchResult> {
     const queued = enqueueDelivery(
       inbox,
@@ -180,6 +188,8 @@ export function createDispatcher(
       options.storeTimeoutMs,
       log,
       tracing.traceparent(),
+      undefined,
+      text,
     );
     const settled = queued.then((outcome) =>
       store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined, false),
@@ -202,6 +212,7 @@ export function createDispatcher(
   async function dispatch(
     event: AnyWebhookEvent,
     header: (name: string) => string | undefined,
+    text?: string,
   ): Promise<DispatchResult> {
     const key = idempotencyKey(scope, event.source, event.id);
     if (running.has(key)) return results.conflict();
@@ -230,7 +241,7 @@ export function createDispatcher(
         return refusal(result, event);
       }
     }
-    if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox);
+    if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox, text);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, matched, ctx, succeeded, attempt);

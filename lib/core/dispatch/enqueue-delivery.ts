@@ -23,9 +23,11 @@ export async function enqueueDelivery(
   traceparent: string | null,
   /** Set for a quarantined event a strict receiver refused for spec rules 2–5. */
   checkRules?: true,
+  /** The body text `event.raw` was parsed from, queued as is; without it the envelope is written again. */
+  envelopeText?: string,
 ): Promise<Outcome> {
   try {
-    const delivery = queuedDelivery(key, event, header, traceparent);
+    const delivery = queuedDelivery(key, event, header, traceparent, envelopeText);
     if (checkRules === true) delivery.checkRules = true;
     // A synchronous throw of enqueue() lands in the catch below like a rejection does.
     await withTimeout(inbox.enqueue(delivery), storeTimeoutMs, `the inbox's enqueue (${inbox.engine})`);

@@ -8,7 +8,7 @@ import { checkContent } from './check-content';
 import { parseCloudEventEnvelope, type CloudEventEnvelope } from './cloud-event-envelope';
 import { HttpProblem } from '../http-problem';
 import { UnreadableEvent } from './unreadable-event';
-import { decodeUtf8, fromParsedBody, parseJsonText } from './parse-json-body';
+import { decodeUtf8, fromParsedBody, needsScan, parseJsonText } from './parse-json-body';
 import type { WebhookRequest } from '../webhook-request';
 
 /** `'strict'` answers 400 to an event that breaks the spec's per-type rules 2–5; `'lenient'` accepts it and logs a warning. */
@@ -21,12 +21,24 @@ export interface EventReaderOptions {
   log: ResolvedLogger;
   /** Throw {@link UnreadableEvent} instead of the 400 for data this code cannot read. Defaults to `false`. */
   quarantine?: boolean;
+  /**
+   * Return the body's text with the event (`ReadEvent.text`), for an inbox to queue. Defaults to
+   * `false`: a synchronous delivery does not hold its body's text while its handlers run.
+   */
+  keepText?: boolean;
 }
 
 /** A delivery's envelope as checked, and the normalized event its handlers receive. */
 export interface ReadEvent {
   envelope: CloudEventEnvelope;
   event: AnyWebhookEvent;
+  /**
+   * The body's own text, which `event.raw` was parsed from, with `keepText`: in structured mode, when
+   * this reader read the body (not binary mode, where the body is the data alone, nor a body another
+   * parser read), and the text spells no key the parse drops. The inbox queues it instead of writing
+   * the envelope again.
+   */
+  text?: string;
 }
 
 /** An event that breaks spec rules 2–5, answered 400 by a strict receiver: the first one named. */
@@ -88,6 +100,7 @@ export function createEventReader(
 ): (request: WebhookRequest, seen?: EnvelopeSeen) => Promise<ReadEvent> {
   const { limit, bodyTimeoutMs, validation, log } = options;
   const quarantine = options.quarantine === true;
+  const keepText = options.keepText === true;
   let warnedParsed = false;
 
   /** A body a parser before us already read: taken, with one warning that ours did not bound it. */
@@ -112,9 +125,10 @@ export function createEventReader(
         !/^\s*application\/cloudevents/i.test(contentType ?? '');
       checkContent(contentType, request.header('content-encoding'), binary);
       const { parsed } = request.body;
+      let text: string | undefined;
       const body =
         parsed === undefined
-          ? parseJsonText(decodeUtf8(await request.body.read(limit, bodyTimeoutMs)))
+          ? parseJsonText((text = decodeUtf8(await request.body.read(limit, bodyTimeoutMs))))
           : fromOtherParser(parsed);
       const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
       const envelope = parseCloudEventEnvelope(raw);
@@ -150,7 +164,10 @@ export function createEventReader(
           'event breaks the spec; accepted because validation is lenient',
         );
       }
-      return { envelope, event };
+      // A text that could spell a key the parse dropped (`__proto__`) is not kept: what is queued, and
+      // shown on a dead letter, never carries what the receiver refused to read.
+      const kept = keepText && !binary && text !== undefined && !needsScan(text) ? text : undefined;
+      return { envelope, event, text: kept };
     } catch (error) {
       throw error instanceof InvalidEventError ? invalidEventProblem(error) : error;
     }
