@@ -250,6 +250,27 @@ describeEachEngine('quarantine on $name', (engine, server) => {
     expect([...backwards, last!.delivery.id]).toEqual(all);
   }, 60_000);
 
+  it('replays its letters with every option: a dry run counts them, an aborted signal moves none, onProgress hears of them', async () => {
+    const inbox = newInbox();
+    const { d } = await open(inbox);
+    for (const id of ['evt_o1', 'evt_o2', 'evt_o3'])
+      expect((await d.send(delivery(textBalance(id)))).status).toBe(200);
+    const { key } = await issueOf(inbox, 'evt_o1');
+    const seen: { replayed: number; matched: number }[] = [];
+    expect(await inbox.replay({ issue: key }, { dryRun: true, onProgress: (p) => void seen.push(p) })).toBe(
+      3,
+    );
+    expect(seen.at(-1)).toEqual({ replayed: 0, matched: 3 });
+    expect(await inbox.replay({ issue: key }, { signal: AbortSignal.abort() })).toBe(0);
+    expect(await inbox.status()).toMatchObject({ waiting: 0, dead: 3 });
+    seen.length = 0;
+    expect(await inbox.replay('evt_o2', { onProgress: (p) => void seen.push(p) })).toBe(1);
+    expect(seen.at(-1)).toEqual({ replayed: 1, matched: 1 });
+    expect(await inbox.status()).toMatchObject({ waiting: 1, dead: 2 });
+    expect((await inbox.deadLetters()).map((l) => l.delivery.id).sort()).toEqual(['evt_o1', 'evt_o3']);
+    expect((await inbox.issues()).map((i) => i.count)).toEqual([2]);
+  });
+
   it.each([
     [
       'a bad token',
