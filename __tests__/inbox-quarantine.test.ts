@@ -13,7 +13,7 @@ import {
   type IssueAlert,
   type ReceiverOptions,
 } from '../lib';
-import { prometheusMetrics } from '../lib/metrics';
+import { inboxMetrics, prometheusMetrics } from '../lib/metrics';
 import { buildEvent } from '../lib/testing';
 import { delivery, TOKEN } from './support/contract-rows';
 import { describeEachEngine } from './support/describe-each-engine';
@@ -305,9 +305,10 @@ describeEachEngine('quarantine on $name', (engine, server) => {
     expect(await inbox.status()).toMatchObject({ waiting: 0, dead: 0 });
   });
 
-  it('counts outcome="quarantined" in the metrics', async () => {
+  it('counts outcome="quarantined" in the metrics, and its dead letter and issue in the inbox gauges at once', async () => {
     const registry = new Registry();
     const inbox = newInbox();
+    inboxMetrics({ inbox, registry });
     const { d } = await open(inbox, nodeDoor, { onDelivery: prometheusMetrics({ registry }) });
     expect((await d.send(delivery(textBalance('evt_m1')))).status).toBe(200);
     await eventually('counted', async () =>
@@ -315,6 +316,10 @@ describeEachEngine('quarantine on $name', (engine, server) => {
         'service_webhooks_requests_total{type="ag.account_balance.low",outcome="quarantined"} 1',
       ),
     );
+    const text = await registry.metrics();
+    const labels = `{queue="${inbox.name}",engine="${engine.name}"}`;
+    expect(text).toContain(`service_webhooks_inbox_dead_letters${labels} 1`);
+    expect(text).toContain(`service_webhooks_inbox_issues_open${labels} 1`);
   });
 
   it('holds a strict receiver’s rule breaker to the rules in the worker too, and a replay keeps it quarantined', async () => {
