@@ -23,7 +23,7 @@ import { bullmqEngine, eventually, type InboxEngine } from './support/inbox-engi
 import { Queue } from 'bullmq';
 import { readOnlyBullmqInbox } from '../lib/cli/read-only-bullmq-inbox';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { jobIdFor, queuedDelivery } from '../lib/inbox/queued-delivery';
+import { jobIdFor, queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
 
 /** An account-balance event whose balance came as text: a field of the wrong type for this code. */
 function textBalance(id: string, balance = '12.50') {
@@ -491,6 +491,58 @@ describeEachEngine(
   },
   [bullmqEngine],
 );
+
+describe('quarantine through an inbox of another kind', () => {
+  /** An inbox of your own: it records what it is given. */
+  function ownInbox(quarantine?: (delivery: QueuedDelivery) => Promise<void>) {
+    const enqueued: QueuedDelivery[] = [];
+    const inbox = {
+      engine: 'own',
+      name: 'own',
+      enqueue: async (delivery: QueuedDelivery) => void enqueued.push(delivery),
+      startWorker: () => Promise.reject(new Error('not here')),
+      deadLetters: async () => [],
+      replay: async () => 0,
+      ...(quarantine === undefined ? {} : { quarantine }),
+    } as unknown as Inbox;
+    return { inbox, enqueued };
+  }
+  async function send(inbox: Inbox) {
+    const records: DeliveryRecord[] = [];
+    const d = await nodeDoor.open({
+      bearerTokens: [TOKEN],
+      router: createEventRouter(),
+      logger: false,
+      inbox,
+      quarantine: true,
+      onDelivery: (r) => void records.push(r),
+    });
+    try {
+      const answer = await d.send(delivery(textBalance('evt_own')));
+      await eventually('the record', () => records.length === 1);
+      return { answer, record: records[0]! };
+    } finally {
+      await d.close();
+    }
+  }
+
+  it('answers 503, acknowledging nothing, when its quarantine() rejects; nothing is enqueued', async () => {
+    const { inbox, enqueued } = ownInbox(() => Promise.reject(new Error('the store is away')));
+    const { answer, record } = await send(inbox);
+    expect(answer.status).toBe(503);
+    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(record.outcome).not.toBe('quarantined');
+    expect(enqueued).toEqual([]);
+  });
+
+  it('gives the event to enqueue() when the inbox has no quarantine()', async () => {
+    const { inbox, enqueued } = ownInbox();
+    const { answer, record } = await send(inbox);
+    expect(answer.status).toBe(200);
+    expect(record.outcome).toBe('quarantined');
+    expect(enqueued.map((d) => d.id)).toEqual(['evt_own']);
+  });
+});
 
 describe('quarantine is checked at construction', () => {
   it.each([
