@@ -36,6 +36,18 @@ const noDetails = (id: string) => buildEvent('ag.access_pass.issued', { details:
 
 let queues = 0;
 
+/** A receiver of `inbox` with `quarantine: true` (node:http's unless `door` is given). */
+function quarantiningDoor(inbox: Inbox, options: Partial<ReceiverOptions> = {}, door = nodeDoor) {
+  return door.open({
+    bearerTokens: [TOKEN],
+    router: createEventRouter(),
+    logger: false,
+    inbox,
+    quarantine: true,
+    ...options,
+  });
+}
+
 describeEachEngine('quarantine on $name', (engine, server) => {
   const opened: { close(): Promise<void> }[] = [];
   afterEach(async () => {
@@ -49,15 +61,11 @@ describeEachEngine('quarantine on $name', (engine, server) => {
   }
   async function open(inbox: Inbox, door = nodeDoor, options: Partial<ReceiverOptions> = {}) {
     const records: DeliveryRecord[] = [];
-    const d: OpenDoor = await door.open({
-      bearerTokens: [TOKEN],
-      router: createEventRouter(),
-      logger: false,
+    const d: OpenDoor = await quarantiningDoor(
       inbox,
-      quarantine: true,
-      onDelivery: (r) => void records.push(r),
-      ...options,
-    });
+      { onDelivery: (r) => void records.push(r), ...options },
+      door,
+    );
     opened.push(d);
     return { d, records };
   }
@@ -432,13 +440,7 @@ describeEachEngine(
       );
     }
     async function receiver(inbox: Inbox) {
-      const d = await nodeDoor.open({
-        bearerTokens: [TOKEN],
-        router: createEventRouter(),
-        logger: false,
-        inbox,
-        quarantine: true,
-      });
+      const d = await quarantiningDoor(inbox);
       opened.push(d);
       return d;
     }
@@ -509,14 +511,7 @@ describe('quarantine through an inbox of another kind', () => {
   }
   async function send(inbox: Inbox) {
     const records: DeliveryRecord[] = [];
-    const d = await nodeDoor.open({
-      bearerTokens: [TOKEN],
-      router: createEventRouter(),
-      logger: false,
-      inbox,
-      quarantine: true,
-      onDelivery: (r) => void records.push(r),
-    });
+    const d = await quarantiningDoor(inbox, { onDelivery: (r) => void records.push(r) });
     try {
       const answer = await d.send(delivery(textBalance('evt_own')));
       await eventually('the record', () => records.length === 1);
