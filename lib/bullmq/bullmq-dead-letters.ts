@@ -13,7 +13,7 @@ import {
 import { MAX_DEAD_LETTERS } from '../inbox/check-dead-letter-query';
 import { checkReplayHandlers } from '../inbox/check-replay-handlers';
 import type { EventRouter } from '../events/event-router';
-import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
+import type { ReplayOptions, ReplayPage } from '../inbox/replay-pages';
 import type { IssueTallyStore } from './redis-issue-tally';
 
 /** How many failed jobs one read brings back: memory holds one page, however many there are. */
@@ -65,22 +65,24 @@ async function untally(tally: IssueTallyStore, back: readonly PutBack[]): Promis
 }
 
 /**
- * Replays the failed jobs `target` names a page at a time, never holding more than one page. A
- * replayed job leaves the failed set, so the next page starts after the jobs that stayed. The set is
- * ordered by failure time, newest first: a `since` walk stops at the first page reaching older ones.
- * Each job is put back by one script of BullMQ's (`retry`), so a stop between pages leaves none half
- * replayed.
+ * The pages of a replay of the failed jobs `target` names, one a call (`replayPages` walks them),
+ * never holding more than one page. A replayed job leaves the failed set, so the next page starts
+ * after the jobs that stayed. The set is ordered by failure time, newest first: a `since` walk stops
+ * at the first page reaching older ones. Each job is put back by `putBack` (false when it was no
+ * longer failed): by default one script of BullMQ's (`retry`), so a stop between pages leaves none
+ * half replayed.
  */
-export function replayFailed(
+export function failedReplayPages(
   queue: Queue,
   tally: IssueTallyStore,
   target: string | ReplayFilter,
   options: ReplayOptions,
-): Promise<number> {
+  putBack: (job: Job) => Promise<boolean> = (job) => retried(job),
+): () => Promise<ReplayPage> {
   const match = replayMatch(target);
   const since = typeof target === 'string' ? undefined : target.since?.getTime();
   let start = 0;
-  return replayPages(async () => {
+  return async () => {
     const page = await queue.getFailed(start, start + PAGE - 1);
     // Read before the page is put back: a retry clears the job's failure time.
     const oldest = page.at(-1)?.finishedOn;
@@ -93,7 +95,7 @@ export function replayFailed(
       await Promise.all(
         matching.map(async (job) => {
           const failedAt = job.finishedOn;
-          if (await retried(job)) back.push([job.id!, failedAt]);
+          if (await putBack(job)) back.push([job.id!, failedAt]);
           else if (await job.isFailed()) stayed++;
         }),
       );
@@ -101,7 +103,7 @@ export function replayFailed(
     start += stayed;
     const done = page.length < PAGE || (since !== undefined && oldest !== undefined && oldest < since);
     return { matched: matching.length, replayed: back.length, done };
-  }, options);
+  };
 }
 
 /**

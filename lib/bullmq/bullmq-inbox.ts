@@ -2,10 +2,12 @@ import type { ConnectionOptions, Queue } from 'bullmq';
 import { checkOptionKeys } from '../check-option-keys';
 import type { EventRouter } from '../events/event-router';
 import type { Inbox, InboxStatus, InboxWorkerOptions, ReplayFilter } from '../inbox/inbox';
-import { jobIdFor } from '../inbox/queued-delivery';
-import type { ReplayOptions } from '../inbox/replay-pages';
-import { deadLetterOf, handlerFailed, replayFailed, replayHandlers } from './bullmq-dead-letters';
-import { failedCursor, failedPage } from './failed-page';
+import { jobIdFor, withoutHandlers, type QueuedDelivery } from '../inbox/queued-delivery';
+import type { Job } from 'bullmq';
+import { quarantineQueue } from './quarantine-queue';
+import { replayPages, type ReplayOptions, type ReplayPage } from '../inbox/replay-pages';
+import { deadLetterOf, failedReplayPages, handlerFailed, replayHandlers } from './bullmq-dead-letters';
+import { failedCursor, failedPage, mergeFailedPages } from './failed-page';
 import {
   checkDeadLettersQuery,
   checkIssuesQuery,
@@ -13,7 +15,7 @@ import {
   checkReplayTarget,
   MAX_ISSUES,
 } from '../inbox/check-dead-letter-query';
-import { failedIssues, RECONCILE_STEP, tallyJob } from './bullmq-issues';
+import { failedIssues, mergeIssues, RECONCILE_STEP, tallyJob } from './bullmq-issues';
 import { redisIssueTally, type TallyClient } from './redis-issue-tally';
 import { checkIssueAlerts, watchIssues } from '../inbox/issue-watch';
 import { redisIssueLedger } from './redis-issue-ledger';
@@ -84,7 +86,8 @@ const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
 /**
  * An {@link Inbox} on BullMQ: enqueued jobs are acknowledged by Redis (warned about once when its
  * `appendonly` or `maxmemory-policy` can lose them), run by `startWorker` with retries; exhausted
- * jobs stay in BullMQ's failed set, which is the dead letters.
+ * jobs stay in BullMQ's failed set, which is the dead letters, with the failed set of the queue
+ * `<name>-quarantine`, where quarantined events are failed before the receiver answers.
  */
 export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   if (typeof options !== 'object' || options === null)
@@ -160,6 +163,34 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   // Our keys on the queue's own connection, beside BullMQ's.
   const client = () => (queue.getBackend() as unknown as { client: Promise<never> }).client;
   const tally = redisIssueTally(client as () => Promise<TallyClient>, at.prefix, name);
+  const quarantined = quarantineQueue(
+    { ...at, skipMetasUpdate: queue.opts.skipMetasUpdate },
+    client as () => Promise<TallyClient>,
+  );
+  /** Every issue of both failed sets, merged, then `query` applied to the sums. */
+  const issuesOf = async (query: { since?: Date | undefined; limit: number }, step: number) =>
+    mergeIssues(
+      await Promise.all([
+        failedIssues(queue, tally, { limit: MAX_ISSUES }, step),
+        failedIssues(quarantined.queue(), quarantined.tally, { limit: MAX_ISSUES }, step),
+      ]),
+      query,
+    );
+  /**
+   * Moves a quarantined dead letter into the queue: added first (its id, so a second add, or one
+   * the queue holds already, adds nothing), then removed, so a stop between the two leaves it in
+   * both (the next replay's add is a no-op and removes it), never in neither.
+   */
+  async function moveToQueue(job: Job): Promise<boolean> {
+    try {
+      const delivery = withoutHandlers(job.data as QueuedDelivery);
+      await queue.add(delivery.type, delivery, { ...jobOptions, jobId: job.id! });
+      await job.remove();
+      return true;
+    } catch {
+      return false;
+    }
+  }
   const workers = new Set<{ close(): Promise<void> }>();
   /** The routers of the workers started here: a replay's handler names are checked against them. */
   const routers = new Set<EventRouter>();
@@ -180,8 +211,15 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       // A job id that exists already makes add() a no-op: a redelivery never enqueues twice.
       await queue.add(delivery.type, delivery, { ...jobOptions, jobId: jobIdFor(delivery.key) });
     },
+    async quarantine(delivery) {
+      checked ??= checkRedisDurability(queue, log);
+      // A key the queue holds (queued, run, or dead) is that event already: no letter is added.
+      await quarantined.quarantine(delivery, async (id) => (await queue.getJob(id)) !== undefined);
+    },
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
       const alerts = checkIssueAlerts(workerOptions, 'inbox.startWorker');
+      // What a receiver killed mid-quarantine left is failed now, not at the next quarantine.
+      await quarantined.sweep();
       const started = await startBullmqWorker(
         at,
         { lockDuration, maxStalledCount },
@@ -193,7 +231,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         alerts &&
         watchIssues({
           ...alerts,
-          read: () => failedIssues(queue, tally, { limit: MAX_ISSUES }, RECONCILE_STEP.check),
+          read: () => issuesOf({ limit: MAX_ISSUES }, RECONCILE_STEP.check),
           ledger: redisIssueLedger(client, at.prefix, name),
           log: resolveLogger(workerOptions?.logger, 'inbox.startWorker'),
         });
@@ -204,27 +242,50 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     },
     async deadLetters(options) {
       const { limit, type, handler, after, before } = checkDeadLettersQuery(options);
-      const jobs = await failedPage(
-        queue,
-        (d, job) =>
-          (type === undefined || d.type === type) && (handler === undefined || handlerFailed(job, handler)),
+      const match = (d: QueuedDelivery, job: Job) =>
+        (type === undefined || d.type === type) && (handler === undefined || handlerFailed(job, handler));
+      const [failed, held] = await Promise.all([
+        failedPage(queue, match, limit, { after, before }),
+        failedPage(quarantined.queue(), match, limit, { after, before }),
+      ]);
+      const jobs = mergeFailedPages(
+        [failed.map((job) => ({ job, quarantined: false })), held.map((job) => ({ job, quarantined: true }))],
         limit,
-        { after, before },
+        before !== undefined,
       );
-      return jobs.map((job) => ({ ...deadLetterOf(job), cursor: failedCursor(job) }));
+      // A quarantined letter was failed by its receiver, no worker's try: none ran.
+      return jobs.map(({ job, quarantined: held }) => ({
+        ...deadLetterOf(job),
+        ...(held ? { attempts: 0 } : {}),
+        cursor: failedCursor(job),
+      }));
     },
     async issues(query) {
-      return failedIssues(queue, tally, checkIssuesQuery(query), RECONCILE_STEP.read);
+      return issuesOf(checkIssuesQuery(query), RECONCILE_STEP.read);
     },
     async replay(given: string | ReplayFilter, options?: ReplayOptions) {
       const target = checkReplayTarget(given);
       const { pages, handlers } = checkReplayOptions(target, options);
       if (handlers !== undefined && typeof target === 'string')
         return replayHandlers(queue, tally, target, handlers, routers);
-      return replayFailed(queue, tally, target, pages);
+      // The queue's dead letters, then the quarantined ones (moved into the queue, read again there):
+      // the quarantine queue's pages only when it holds any, so an empty one reports no page.
+      const pagers = [
+        failedReplayPages(queue, tally, target, pages),
+        failedReplayPages(quarantined.queue(), quarantined.tally, target, pages, moveToQueue),
+      ];
+      return replayPages(async (): Promise<ReplayPage> => {
+        const page = await pagers[0]!();
+        if (!page.done || pagers.length === 1) return page;
+        pagers.shift();
+        return { ...page, done: (await quarantined.queue().getFailedCount()) === 0 };
+      }, pages);
     },
     async status(): Promise<InboxStatus> {
-      const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed');
+      const [counts, held] = await Promise.all([
+        queue.getJobCounts('wait', 'delayed', 'prioritized', 'active', 'failed'),
+        quarantined.queue().getFailedCount(),
+      ]);
       const age = (jobs: { timestamp: number }[]) => {
         const times = jobs.map((j) => j.timestamp).filter((t) => Number.isFinite(t));
         return times.length === 0 ? null : Math.max(0, Date.now() - Math.min(...times));
@@ -234,7 +295,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
         waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
         delayed: counts.delayed ?? 0,
         active: counts.active ?? 0,
-        dead: counts.failed ?? 0,
+        dead: (counts.failed ?? 0) + held,
         oldestAgeMs: age(await queue.getJobs(['wait', 'prioritized'], 0, 0, true)),
         oldestDelayedAgeMs: age(await queue.getJobs(['delayed'], 0, 0, true)),
       };
@@ -247,6 +308,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       // A check still reading would reconnect a closed queue; it is given a moment to finish.
       if (checked !== undefined)
         await Promise.race([checked, new Promise((r) => setTimeout(r, 1000).unref())]);
+      await quarantined.close();
       if (owned) await queue.close();
     },
   };

@@ -1,5 +1,5 @@
 import type { Job, Queue } from 'bullmq';
-import { type InboxIssue, issueRefsOf, issueTally } from '../inbox/inbox-issue';
+import { type InboxIssue, issueRefsOf, issueTally, SAMPLES } from '../inbox/inbox-issue';
 import { isQueuedDelivery } from '../inbox/queued-delivery';
 import { deadLetterOf, PAGE } from './bullmq-dead-letters';
 import type { IssueTallyStore } from './redis-issue-tally';
@@ -108,4 +108,34 @@ async function walkFailed(
       return issues.list(query);
     }
   }
+}
+
+/**
+ * The issues of several tallies (the queue's and its quarantine queue's, each read whole, up to
+ * `MAX_ISSUES`) as one list: an issue in both is one, its counts added, so `since` and `limit` are
+ * applied to the sums, as a single tally would.
+ */
+export function mergeIssues(
+  lists: readonly InboxIssue[][],
+  query: { since?: Date | undefined; limit: number },
+): InboxIssue[] {
+  const byKey = new Map<string, InboxIssue>();
+  for (const issue of lists.flat()) {
+    const had = byKey.get(issue.key);
+    if (had === undefined) {
+      byKey.set(issue.key, issue);
+      continue;
+    }
+    const [newer, older] = issue.lastSeen > had.lastSeen ? [issue, had] : [had, issue];
+    byKey.set(issue.key, {
+      ...newer,
+      count: had.count + issue.count,
+      firstSeen: newer.firstSeen < older.firstSeen ? newer.firstSeen : older.firstSeen,
+      sampleEventIds: [...new Set([...newer.sampleEventIds, ...older.sampleEventIds])].slice(0, SAMPLES),
+    });
+  }
+  return [...byKey.values()]
+    .filter((i) => query.since === undefined || i.lastSeen >= query.since)
+    .sort((a, b) => b.lastSeen.getTime() - a.lastSeen.getTime() || (a.key < b.key ? -1 : 1))
+    .slice(0, query.limit);
 }

@@ -104,3 +104,22 @@ export async function failedPage(
   }
   return found.slice(0, limit);
 }
+
+/**
+ * The dead letters of several failed sets (the queue's and its quarantine queue's) as one page in
+ * the order of one set: each set's page read with the same cursor holds every letter of the merged
+ * page it has, so the merged page is the `limit` newest of them all (the `limit` nearest to `before`
+ * with it), each letter reached once whichever way the pages are walked.
+ */
+export function mergeFailedPages<T extends { job: Job }>(
+  pages: T[][],
+  limit: number,
+  backwards: boolean,
+): T[] {
+  const all = pages.flat().sort((a, b) => {
+    const [x, y] = [positionOf(a.job), positionOf(b.job)];
+    if (comesAfter(x, y)) return 1;
+    return comesAfter(y, x) ? -1 : 0;
+  });
+  return backwards ? all.slice(Math.max(0, all.length - limit)) : all.slice(0, limit);
+}

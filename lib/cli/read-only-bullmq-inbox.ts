@@ -1,5 +1,7 @@
 import { bullmqInbox } from '../bullmq/index';
-import { readIssues } from '../bullmq/bullmq-issues';
+import { mergeIssues, readIssues } from '../bullmq/bullmq-issues';
+import { quarantineName } from '../bullmq/quarantine-queue';
+import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
 import { redisIssueTally, type TallyClient } from '../bullmq/redis-issue-tally';
 import { checkIssuesQuery } from '../inbox/check-dead-letter-query';
 import { loadBullmq } from '../bullmq/load-bullmq';
@@ -25,6 +27,11 @@ const SCAN_CALLS = 20;
 export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inbox {
   const queue = new (loadBullmq().Queue)(name, { connection: redisConnection(url), skipMetasUpdate: true });
   queue.on('error', () => undefined);
+  const held = new (loadBullmq().Queue)(quarantineName(name), {
+    connection: redisConnection(url),
+    skipMetasUpdate: true,
+  });
+  held.on('error', () => undefined);
   const inbox = bullmqInbox({ queue, logger: false });
   const prefix = queue.opts.prefix ?? 'bull';
   let ready: Promise<void> | undefined;
@@ -65,10 +72,19 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
       await exists();
       return inbox.deadLetters(query);
     },
-    // Not the inbox's own: that one keeps its issue tally (fills it, reconciles it) as it reads.
+    // Not the inbox's own: that one keeps its issue tallies (fills them, reconciles them) as it reads.
+    // The quarantine queue's letters are the inbox's too (read through its own Queue, not written).
     issues: async (query) => {
       await exists();
-      return readIssues(queue, redisIssueTally(tally, prefix, name), checkIssuesQuery(query));
+      const checked = checkIssuesQuery(query);
+      const all = { limit: MAX_ISSUES };
+      return mergeIssues(
+        await Promise.all([
+          readIssues(queue, redisIssueTally(tally, prefix, name), all),
+          readIssues(held, redisIssueTally(tally, prefix, quarantineName(name)), all),
+        ]),
+        checked,
+      );
     },
     status: async () => {
       await exists();
@@ -76,6 +92,7 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
     },
     close: async () => {
       await inbox.close();
+      await held.close();
       await queue.close();
     },
   };

@@ -4,6 +4,9 @@ import type { Inbox } from '../inbox/inbox';
 import type { ResolvedLogger } from '../logger';
 import type { DeliveryRecord } from './delivery-record';
 import { enqueueDelivery } from './dispatch/enqueue-delivery';
+import type { Outcome } from './dispatch/run-handlers';
+import { queuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
+import { withTimeout } from '../with-timeout';
 import type { UnreadableEvent } from './event/unreadable-event';
 import { dispatchResults, eventAnswer } from './problems';
 import type { RateLimitedLog } from '../rate-limited-log';
@@ -20,10 +23,39 @@ export interface QuarantineSettings {
 }
 
 /**
- * Keeps an authenticated event whose data this code cannot read in the inbox, marked so its worker
- * holds it to the same checks (and so dead-letters it at its first try, running no handler, until
- * an upgrade reads it), and acknowledges it `quarantined`. An inbox that does not confirm is answered
- * 503 as any enqueue is: nothing is acknowledged that is not held.
+ * Puts the quarantined delivery in the inbox's dead letters (`inbox.quarantine`), bounded by
+ * `storeTimeoutMs` as an enqueue is; an outcome as `enqueueDelivery`'s, never a rejection. A
+ * quarantine that lands after the bound is harmless: the retry's adds nothing (the key's job id).
+ */
+async function deadLetterNow(
+  settings: QuarantineSettings,
+  delivery: QueuedDelivery,
+  checkRules: true | undefined,
+): Promise<Outcome> {
+  const { inbox } = settings;
+  if (checkRules === true) delivery.checkRules = true;
+  try {
+    await withTimeout(
+      inbox.quarantine!(delivery),
+      settings.storeTimeoutMs,
+      `the inbox's quarantine (${inbox.engine})`,
+    );
+    return { ok: true };
+  } catch (error) {
+    settings.log.error(
+      { eventId: delivery.id, type: delivery.type, err: error },
+      'could not keep the quarantined event in the inbox; answering 503 so the Service retries it',
+    );
+    return { ok: false, errors: [error], retryLater: undefined };
+  }
+}
+
+/**
+ * Keeps an authenticated event whose data this code cannot read in the inbox's dead letters at once
+ * (`inbox.quarantine`: reason invalid, running no handler, until a replay after an upgrade reads it),
+ * and acknowledges it `quarantined`. An inbox without that method is given it through `enqueue`,
+ * marked so its worker holds it to the same checks and dead-letters it at its first try. An inbox
+ * that does not confirm is answered 503 as any enqueue is: nothing is acknowledged that is not held.
  */
 export function quarantineStep(settings: QuarantineSettings) {
   const results = dispatchResults(settings.retryAfter);
@@ -42,16 +74,20 @@ export function quarantineStep(settings: QuarantineSettings) {
       time: envelope.time ?? null,
       raw,
     };
-    const outcome = await enqueueDelivery(
-      settings.inbox,
-      key,
-      event,
-      header,
-      settings.storeTimeoutMs,
-      settings.log,
-      traceparent,
-      problem.slug === 'event-rule-violated' ? true : undefined,
-    );
+    const checkRules = problem.slug === 'event-rule-violated' ? true : undefined;
+    const outcome =
+      settings.inbox.quarantine === undefined
+        ? await enqueueDelivery(
+            settings.inbox,
+            key,
+            event,
+            header,
+            settings.storeTimeoutMs,
+            settings.log,
+            traceparent,
+            checkRules,
+          )
+        : await deadLetterNow(settings, queuedDelivery(key, event, header, traceparent), checkRules);
     if (!outcome.ok) {
       const full = outcome.errors.some((e) => e instanceof InboxFull);
       const result = full ? results.inboxFull() : results.inboxUnavailable();

@@ -34,9 +34,9 @@ export interface ReceiverOptions extends DispatchEventOptions {
   /**
    * With an `inbox`: an authenticated, well-formed CloudEvent whose data this code cannot read (a
    * field of the wrong type, a missing required one, a broken per-type rule under `'strict'`) is not
-   * refused but queued and answered `200 {"status":"quarantined"}`; the worker's first try, unable to
-   * read it either, puts it in the dead letters at once (`reason: 'invalid'`, with the field and what
-   * was expected) without running a handler, and a replay after an upgrade that reads it runs it.
+   * refused but kept as a dead letter (`reason: 'invalid'`, with the field and what was expected),
+   * running no handler, before it is answered `200 {"status":"quarantined"}` (the inbox's
+   * `quarantine()`). A replay after an upgrade that reads it runs it.
    * Bad tokens, bad JSON, non-CloudEvents and oversized bodies are still refused. Without an inbox it
    * throws at construction. Defaults to `false`: such an event is answered 400.
    */

@@ -258,6 +258,17 @@ export interface Inbox {
    * nothing. Rejects when the engine did not confirm.
    */
   enqueue(delivery: QueuedDelivery): Promise<void>;
+  /**
+   * Holds a delivery whose data this code cannot read (a receiver's `quarantine: true`) straight in
+   * the dead letters, `reason: 'invalid'`, before it resolves: no worker needs to run, nor the queue
+   * to be resumed, for it to show in {@link Inbox.deadLetters}, {@link Inbox.issues} and `status()`
+   * (pg-boss: in `<name>.dead`; BullMQ: failed in the queue `<name>-quarantine`, read with the
+   * queue's own failed set).
+   * Idempotent by `delivery.key`, as `enqueue` is, and against it: a key already queued or dead adds
+   * nothing. Rejects when the engine did not confirm. An inbox without it (one of your own) is given
+   * the delivery through `enqueue`, and its worker's first try dead-letters it.
+   */
+  quarantine?(delivery: QueuedDelivery): Promise<void>;
   /** Runs the router's handlers for queued events, with retries and dead letters. */
   startWorker(router: EventRouter, options?: InboxWorkerOptions): Promise<InboxWorker>;
   /**

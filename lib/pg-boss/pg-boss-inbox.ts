@@ -21,7 +21,9 @@ import { checkReplayHandlers } from '../inbox/check-replay-handlers';
 import { checkTransactions, inTransaction } from './in-transaction';
 import { replayPages, type ReplayOptions } from '../inbox/replay-pages';
 import { checkSchemaName } from './check-schema-name';
-import { deadLetterFromData } from './dead-letter-data';
+import { deadLetterFromData, type DeadLetterData } from './dead-letter-data';
+import { issueRefsOf } from '../inbox/inbox-issue';
+import { unreadableError } from '../inbox/worker/read-queued-event';
 import { readDeadLetters } from './read-dead-letters';
 import type * as PgBossModule from 'pg-boss' with { 'resolution-mode': 'import' };
 import { loadPgBoss, type PgBoss } from './load-pg-boss';
@@ -175,6 +177,31 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
   }
 
   /**
+   * Makes the quarantined delivery a dead letter at once, in one transaction, in the shape the
+   * worker leaves one: its job, sent and cancelled (its id refuses a later enqueue or quarantine of
+   * the key, as a dead-lettered job's does), and its letter in `<name>.dead` (attempts 0, the
+   * problem as its last error, its issues). A key the queue holds already adds nothing.
+   */
+  async function quarantine(delivery: QueuedDelivery): Promise<void> {
+    const b = started ?? (await boss());
+    checkTransactions(b, 'inbox.quarantine');
+    const id = jobIdFor(delivery.key);
+    const data: DeadLetterData = {
+      delivery,
+      attempts: 0,
+      lastError: unreadableError(delivery),
+      failedAt: new Date().toISOString(),
+    };
+    data.issues = issueRefsOf(data);
+    await inTransaction(b, async (db) => {
+      if ((await b.send(name, delivery, { ...sendOptions, id, db })) === null) return false;
+      await b.cancel(name, id, { db });
+      await b.send(dead, data, { id, retentionSeconds: DEAD_LETTER_RETENTION_SECONDS, db });
+      return true;
+    });
+  }
+
+  /**
    * Replays the dead letters of event `id` to run only the handlers `names`: every one is checked
    * first (nothing moves if a name is unknown); then each, in one transaction, is updated to say so
    * (its named handlers not yet done, `runOnly`) and moved back by pg-boss's redrive.
@@ -200,6 +227,7 @@ export function pgBossInbox(options: PgBossInboxOptions): Inbox {
     engine: 'pg-boss',
     name,
     enqueue,
+    quarantine,
     async startWorker(router: EventRouter, workerOptions?: InboxWorkerOptions) {
       const alerts = checkIssueAlerts(workerOptions, 'inbox.startWorker');
       const b = await boss();

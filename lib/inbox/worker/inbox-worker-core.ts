@@ -18,6 +18,7 @@ import { checkOrderingStore } from '../../core/dispatch/check-ordering-store';
 import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
 import { checkEntityRetentionPlace, entityRetention, triesSpanMs } from './entity-retention';
 import { orderingGuard } from '../../core/dispatch/ordering-guard';
+import { errorMessage } from './error-message';
 import { runQueuedEvent, type QueuedRunResult, type HandlerOutcomes } from './run-queued-event';
 
 const WORKER_OPTION_KEYS = [
@@ -94,12 +95,6 @@ function schedule(backoff: InboxBackoff | undefined, where: string): (attempt: n
   const first = whole(backoff?.delayMs, 'backoff.delayMs', where, 30_000, 0);
   const max = whole(backoff?.maxDelayMs, 'backoff.maxDelayMs', where, 3_600_000, 0);
   return (attempt) => Math.min(max, first * 2 ** Math.min(attempt - 1, 40));
-}
-
-/** The message kept for a failed try: an Error's message, never the event. */
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 2000);
-  return `a handler threw a ${typeof error}, not an Error`;
 }
 
 /** The handlers a try ran, each with its outcome and its own try number, for its {@link JobRecord}. */

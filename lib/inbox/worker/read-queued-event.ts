@@ -7,6 +7,7 @@ import { parseCloudEventEnvelope } from '../../core/event/cloud-event-envelope';
 import { parseJsonText } from '../../core/event/parse-json-body';
 import { decodeBase64Data } from '../../core/event/read-event';
 import type { DeadLetter } from '../inbox';
+import { errorMessage } from './error-message';
 
 /**
  * The stored envelope read again, exactly as the receiver read it (the same parse, at any depth),
@@ -66,4 +67,20 @@ export function deadLetterReason(
       problem: { field: first?.field ?? error.field ?? '(body)', expected: first?.rule ?? error.message },
     };
   }
+}
+
+/**
+ * The error a quarantined delivery's dead letter keeps, as the worker's try would write it (so the
+ * letter is of the issue a try of it makes, and `deadLetterReason` reads it `invalid`): the stored
+ * envelope read again with the code deployed.
+ */
+export function unreadableError(delivery: QueuedDelivery): string {
+  try {
+    readQueuedEvent(delivery);
+  } catch (error) {
+    if (error instanceof InvalidEventError) return errorMessage(error);
+  }
+  // Read here but not by the receiver (it quarantines only what it could not read): kept invalid,
+  // with no problem left, so a replay runs it.
+  return `${UNREADABLE}the receiver could not read this event's data; this code reads it, so a replay runs it`;
 }
