@@ -20,7 +20,8 @@ import { describeEachEngine } from './support/describe-each-engine';
 import { DOORS, nodeDoor, type OpenDoor } from './support/doors';
 import { NEST_DOORS } from './support/nest-doors';
 import { bullmqEngine, eventually, type InboxEngine } from './support/inbox-engines';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
+import { bullmqInbox } from '../lib/bullmq';
 import { readOnlyBullmqInbox } from '../lib/cli/read-only-bullmq-inbox';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { jobIdFor, queuedDelivery, type QueuedDelivery } from '../lib/inbox/queued-delivery';
@@ -465,6 +466,32 @@ describeEachEngine(
         ].sort(),
       );
       expect((await inbox.issues()).map((i) => i.count)).toEqual([letters.length]);
+    });
+
+    it('fails a job a killed receiver took but did not fail, once its lock runs out, with a worker running', async () => {
+      const { held } = parts('stalled');
+      const name = held.name.slice(0, -'-quarantine'.length);
+      // Locks of 1 s, checked every second, so the killed receiver's lock runs out within the row.
+      const inbox = bullmqInbox({ connection: server().url, name, lockDurationMs: 1000, logger: false });
+      opened.push(inbox);
+      const left = queued(textBalance('evt_taken'));
+      await held.add(left.type, left, { jobId: jobIdFor(left.key), removeOnFail: false });
+      // The receiver's take (its lock, 1 s), then nothing: killed before it failed the job.
+      const killed = new Worker(held.name, null, {
+        connection: { url: server().url },
+        autorun: false,
+        lockDuration: 1000,
+      });
+      expect((await killed.getNextJob('killed-receiver', { block: false }))?.id).toBe(jobIdFor(left.key));
+      await killed.close();
+      opened.push(await inbox.startWorker(createEventRouter(), { logger: false }));
+      // Not a dead letter while its lock holds; then failed by the worker's process, not left waiting.
+      await eventually('the taken job is a dead letter', async () => (await inbox.status()).dead === 1);
+      expect((await inbox.deadLetters()).map((l) => [l.delivery.id, l.reason, l.attempts])).toEqual([
+        ['evt_taken', 'invalid', 0],
+      ]);
+      expect(await held.getJobCounts('wait', 'active', 'failed')).toEqual({ wait: 0, active: 0, failed: 1 });
+      expect((await inbox.issues()).map((i) => i.count)).toEqual([1]);
     });
 
     it("is read by the CLI's read-only inbox: status, dead letters and issues", async () => {

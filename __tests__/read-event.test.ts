@@ -5,6 +5,8 @@ import { DOORS } from './support/doors';
 import { createEventReader } from '../lib/core/event/read-event';
 import type { WebhookRequest } from '../lib/core/webhook-request';
 import { resolveLogger } from '../lib/logger';
+import { queuedDelivery } from '../lib/inbox/queued-delivery';
+import { readQueuedEvent } from '../lib/inbox/worker/read-queued-event';
 
 const TOKEN = 'tok_read_event';
 
@@ -112,5 +114,24 @@ describe('reading the event: the body text kept for an inbox (keepText)', () => 
     const got = await read(keepText, r);
     expect(got.event.type).toBe(event.type);
     expect(got.text).toBeUndefined();
+  });
+
+  // What the worker reads from the kept text is what the receiver checked: no byte or number the
+  // receiver's read dropped reaches the handlers another way.
+  it.each([
+    ['a byte order mark before it', `\ufeff${text}`],
+    ['a number JSON.stringify cannot write (1e400, -0)', text.replace('"lp_1"', '"lp_1","n":1e400,"z":-0')],
+  ])('keeps a text the worker reads as the receiver did: %s', async (_name, body) => {
+    const got = await read(true, request(structured, body));
+    expect(got.text).toBeDefined();
+    const queued = queuedDelivery('k', got.event, () => undefined, null, got.text);
+    const worker = readQueuedEvent(queued);
+    expect(worker.raw).toEqual(got.event.raw);
+    expect([worker.id, worker.type, worker.source, worker.data]).toEqual([
+      got.event.id,
+      got.event.type,
+      got.event.source,
+      got.event.data,
+    ]);
   });
 });

@@ -164,7 +164,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   const client = () => (queue.getBackend() as unknown as { client: Promise<never> }).client;
   const tally = redisIssueTally(client as () => Promise<TallyClient>, at.prefix, name);
   const quarantined = quarantineQueue(
-    { ...at, skipMetasUpdate: queue.opts.skipMetasUpdate },
+    { ...at, skipMetasUpdate: queue.opts.skipMetasUpdate, lockDuration },
     client as () => Promise<TallyClient>,
   );
   /** Every issue of both failed sets, merged, then `query` applied to the sums. */

@@ -22,6 +22,8 @@ export interface QuarantineAt {
   skipVersionCheck?: boolean | undefined;
   /** A read-only inbox's: the queue's meta key is not written. */
   skipMetasUpdate?: boolean | undefined;
+  /** The inbox's `lockDurationMs`: a taken job's lock, and how often a lapsed one is looked for. Defaults to 30 000. */
+  lockDuration?: number | undefined;
 }
 
 /** The quarantine queue of one inbox: its failed set holds the quarantined dead letters. */
@@ -54,6 +56,8 @@ export function quarantineQueue(at: QuarantineAt, client: () => Promise<TallyCli
   const tally = redisIssueTally(client, at.prefix, name);
   let made: Queue | undefined;
   let taker: { worker: Worker; release(): void } | undefined;
+  /** The sweeps a stalled job started, one after another: awaited by close(). */
+  let sweeping: Promise<unknown> = Promise.resolve();
   const settings = {
     prefix: at.prefix,
     ...(at.skipVersionCheck === undefined ? {} : { skipVersionCheck: at.skipVersionCheck }),
@@ -73,10 +77,21 @@ export function quarantineQueue(at: QuarantineAt, client: () => Promise<TallyCli
   function worker(): Worker {
     if (taker === undefined) {
       const { connection, release } = workerConnection(at.connection);
-      const w = new (loadBullmq().Worker)(name, null, { connection, ...settings, autorun: false });
+      const lockDuration = at.lockDuration ?? 30_000;
+      const w = new (loadBullmq().Worker)(name, null, {
+        connection,
+        ...settings,
+        autorun: false,
+        lockDuration,
+        stalledInterval: lockDuration,
+      });
       w.on('error', () => undefined);
       // A job taken by a receiver killed before failing it goes back to waiting when its lock runs
-      // out, for the next sweep: manual processing runs BullMQ's stalled check only when asked.
+      // out (manual processing runs BullMQ's stalled check only when asked), and is failed then:
+      // left waiting, it would be no dead letter, counted nowhere, until the next quarantine.
+      w.on('stalled', () => {
+        sweeping = sweeping.then(() => sweep()).catch(() => undefined);
+      });
       void w.startStalledCheckTimer().catch(() => undefined);
       taker = { worker: w, release };
     }
@@ -132,6 +147,8 @@ export function quarantineQueue(at: QuarantineAt, client: () => Promise<TallyCli
       await sweep();
     },
     async close() {
+      // A sweep Redis does not answer is not waited for past a moment: close() is bounded.
+      await Promise.race([sweeping, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (taker !== undefined) await taker.worker.close().finally(taker.release);
       if (made !== undefined) await made.close();
     },
