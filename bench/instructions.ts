@@ -12,18 +12,57 @@ import { run } from './load-round';
 const WARM_UP = 3000;
 const MEASURED = 4000;
 
-function totalInstructions(dir: string): number {
-  const dumps = readdirSync(dir).filter((f) => /^cg\.\d+\.\d+$/.test(f));
-  let total = 0;
-  for (const dump of dumps) {
-    const line = readFileSync(path.join(dir, dump), 'utf8').match(/^(?:summary|totals): (\d+)/m);
-    total += Number(line?.[1] ?? 0);
+/** A request's instructions, and two parts of them that are V8's own rather than the code's. */
+export interface InstructionCount {
+  total: number;
+  /**
+   * Garbage collection: scavenges, full collections and the incremental marking steps between them.
+   * The window of requests holds a full collection or not (the node door makes one in some 10 000
+   * requests under this GC schedule; one in its window counted ~120k a request): read it apart.
+   */
+  gc: number;
+  /** Optimizing compilation still running after the warm-up (on the main thread: --single-threaded). */
+  compile: number;
+}
+
+/** Inclusive instructions of the functions whose names start with these, as callgrind_annotate reads them. */
+const GC_FUNCTIONS = ['v8::internal::Heap::CollectGarbage(', 'v8::internal::IncrementalMarking::Step('];
+const COMPILE_FUNCTIONS = ['v8::internal::Compiler::CompileOptimized('];
+
+/** The inclusive count of each named function in a dump (its largest line: callers list it again). */
+function inclusiveOf(dump: string, prefixes: readonly string[]): number {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', dump], {
+    maxBuffer: 1 << 28,
+  }).toString();
+  const largest = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^\s*([\d,]+) \([^)]*\)\s+\S*?:(.*)$/.exec(line);
+    if (match === null) continue;
+    const [, count = '', name = ''] = match;
+    const prefix = prefixes.find((p) => name.startsWith(p));
+    if (prefix === undefined) continue;
+    largest.set(prefix, Math.max(largest.get(prefix) ?? 0, Number(count.replace(/,/g, ''))));
   }
-  return total;
+  let sum = 0;
+  for (const value of largest.values()) sum += value;
+  return sum;
+}
+
+function countInstructions(dir: string): InstructionCount {
+  const dumps = readdirSync(dir).filter((f) => /^cg\.\d+\.\d+$/.test(f));
+  const count = { total: 0, gc: 0, compile: 0 };
+  for (const dump of dumps) {
+    const file = path.join(dir, dump);
+    const line = readFileSync(file, 'utf8').match(/^(?:summary|totals): (\d+)/m);
+    count.total += Number(line?.[1] ?? 0);
+    count.gc += inclusiveOf(file, GC_FUNCTIONS);
+    count.compile += inclusiveOf(file, COMPILE_FUNCTIONS);
+  }
+  return count;
 }
 
 /** Instructions one request of `kind` costs its server, after a warm-up, under callgrind. */
-export async function instructionsPerRequest(kind: Kind): Promise<number> {
+export async function instructionsPerRequest(kind: Kind): Promise<InstructionCount> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-callgrind-'));
   const child = spawn(
     'valgrind',
@@ -65,7 +104,8 @@ export async function instructionsPerRequest(kind: Kind): Promise<number> {
     await run(url, kind, { amount: MEASURED }, counts);
     execFileSync('callgrind_control', ['--dump', String(child.pid)], { stdio: 'ignore' });
     if (counts.notProcessed > 0) throw new Error(`${kind}: ${counts.notProcessed} requests not processed`);
-    return totalInstructions(dir) / MEASURED;
+    const { total, gc, compile } = countInstructions(dir);
+    return { total: total / MEASURED, gc: gc / MEASURED, compile: compile / MEASURED };
   } finally {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -86,12 +126,12 @@ export const INSTRUCTION_FLOOR: Kind = 'node:http + JSON.parse';
  * Instructions per request of the floor and of every pair whose door's name contains `only` (all
  * pairs without it), or undefined when valgrind is not installed.
  */
-export async function instructionCounts(only?: string): Promise<Map<Kind, number> | undefined> {
+export async function instructionCounts(only?: string): Promise<Map<Kind, InstructionCount> | undefined> {
   if (spawnSync('valgrind', ['--version']).status !== 0) return undefined;
   const kinds: Kind[] = [INSTRUCTION_FLOOR];
   for (const [ours, peer] of INSTRUCTION_PAIRS)
     if (only === undefined || ours.includes(only)) kinds.push(ours, peer);
-  const counts = new Map<Kind, number>();
+  const counts = new Map<Kind, InstructionCount>();
   // One at a time: two servers under valgrind at once would only share the cores, not the count.
   for (const kind of kinds) counts.set(kind, await instructionsPerRequest(kind));
   return counts;

@@ -62,14 +62,23 @@ async function instructionsReport(): Promise<void> {
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
   const counts = await instructionCounts(only);
   if (counts === undefined) return void console.log('instructions: valgrind is not installed');
-  const k = (kind: Kind) => counts.get(kind) ?? NaN;
+  const k = (kind: Kind) => counts.get(kind)?.total ?? NaN;
+  /** Without V8's collections and late compilation: what the request's own code ran. */
+  const own = (kind: Kind) => {
+    const count = counts.get(kind);
+    return count === undefined ? NaN : count.total - count.gc - count.compile;
+  };
+  const parts = (kind: Kind) =>
+    `GC ${fmt((counts.get(kind)?.gc ?? NaN) / 1000)}k, compile ${fmt((counts.get(kind)?.compile ?? NaN) / 1000)}k`;
   const floor = k(INSTRUCTION_FLOOR);
   console.log('user-space instructions per request (callgrind, after a warm-up):');
-  console.log(`  ${INSTRUCTION_FLOOR.padEnd(30)} ${fmt(floor / 1000).padStart(5)}k`);
+  console.log(
+    `  ${INSTRUCTION_FLOOR.padEnd(30)} ${fmt(floor / 1000).padStart(5)}k (${parts(INSTRUCTION_FLOOR)})`,
+  );
   for (const [ours, peer] of INSTRUCTION_PAIRS) {
     if (!counts.has(ours)) continue;
     console.log(
-      `  ${ours.padEnd(30)} ${fmt(k(ours) / 1000).padStart(5)}k (${fmt((k(ours) - floor) / 1000)}k over the floor) vs ${peer} ${fmt(k(peer) / 1000)}k (${fmt((k(peer) - floor) / 1000)}k over): ${fmt(k(ours) / k(peer), 3)}×`,
+      `  ${ours.padEnd(30)} ${fmt(k(ours) / 1000).padStart(5)}k (${fmt((k(ours) - floor) / 1000)}k over the floor; ${parts(ours)}) vs ${peer} ${fmt(k(peer) / 1000)}k (${parts(peer)}): ${fmt(k(ours) / k(peer), 3)}×, ${fmt(own(ours) / own(peer), 3)}× without GC and compilation`,
     );
   }
 }

@@ -18,7 +18,10 @@ function readDeadlines(timeoutMs: number): DeadlineQueue {
   return queue;
 }
 
-type NodeStream = Pick<IncomingMessage, 'on' | 'removeListener' | 'pause' | 'headers'>;
+type NodeStream = Pick<IncomingMessage, 'on' | 'removeListener' | 'pause' | 'headers'> &
+  Partial<
+    Pick<IncomingMessage, 'read' | 'readableLength' | 'readableFlowing' | 'readableEncoding' | 'destroyed'>
+  >;
 
 function declaredLength(stream: NodeStream): number | undefined {
   const header = stream.headers['content-length'];
@@ -28,9 +31,30 @@ function declaredLength(stream: NodeStream): number | undefined {
 }
 
 /**
+ * The whole body, when node's parser has already put all of it in the stream's buffer: a body that
+ * came in the packets of its head (most deliveries) is there by the first microtask after the
+ * 'request' event. One `read()` takes it, with no listener, no flowing and no deadline. Only with a
+ * Content-Length and no Transfer-Encoding: a chunked body may be longer than what is buffered.
+ */
+function buffered(stream: NodeStream, declared: number | undefined): Buffer | undefined {
+  if (
+    declared === undefined ||
+    stream.readableLength !== declared ||
+    stream.readableFlowing === true ||
+    // Someone's setEncoding would make read() return text.
+    stream.readableEncoding != null ||
+    stream.read === undefined ||
+    stream.headers['transfer-encoding'] !== undefined
+  )
+    return undefined;
+  return declared === 0 ? Buffer.alloc(0) : ((stream.read() as Buffer | null) ?? undefined);
+}
+
+/**
  * A node:http request body, read by events rather than piped: on a limit or a timeout the stream is
  * only paused, so the answer can still be written (with `Connection: close`) instead of the socket
- * being destroyed or the rest of a 50 MB upload drained.
+ * being destroyed or the rest of a 50 MB upload drained. The read begins a microtask after it is
+ * asked for, so a body already buffered is taken whole (`buffered`).
  */
 export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodySource {
   const length = stream.headers['content-length'];
@@ -44,47 +68,65 @@ export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodyS
           reject(bodyProblems.tooLarge(limit));
           return;
         }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let settled = false;
-        // Once the body is read its listeners stay: the request is over, and four removals (each a
-        // `delete` on the emitter's table) cost more than they free. A late 'close' or 'error' finds
-        // the read settled and does nothing.
-        const fail = (problem: Error) => {
-          if (settled) return;
-          settled = true;
-          cancelTimeout();
-          stream.removeListener('data', onData);
-          stream.removeListener('end', onEnd);
-          stream.removeListener('error', onError);
-          stream.removeListener('close', onAborted);
-          stream.pause();
-          reject(problem);
-        };
-        const onData = (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > limit) fail(bodyProblems.tooLarge(limit));
-          else chunks.push(chunk);
-        };
-        const onEnd = () => {
-          if (settled) return;
-          settled = true;
-          cancelTimeout();
-          if (declared !== undefined && size !== declared) reject(bodyProblems.lengthMismatch());
-          else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-        };
-        // Each problem is built only when it is the outcome: node emits 'close' after every request.
-        const onError = () => settled || fail(bodyProblems.unreadable());
-        // 'close' before 'end' is an aborted upload (node's own 'aborted' event is deprecated).
-        const onAborted = () => settled || fail(bodyProblems.aborted());
-        const cancelTimeout = readDeadlines(timeoutMs).after(performance.now(), () =>
-          fail(bodyProblems.timeout(timeoutMs)),
-        );
-        stream.on('data', onData);
-        stream.on('end', onEnd);
-        stream.on('error', onError);
-        stream.on('close', onAborted);
+        queueMicrotask(() => {
+          const whole = buffered(stream, declared);
+          if (whole !== undefined) resolve(whole);
+          else listen(stream, declared, limit, timeoutMs, resolve, reject);
+        });
       });
     },
   };
+}
+
+/** Reads the body by its events, bounded by `limit` and `timeoutMs`. */
+function listen(
+  stream: NodeStream,
+  declared: number | undefined,
+  limit: number,
+  timeoutMs: number,
+  resolve: (bytes: Uint8Array) => void,
+  reject: (problem: Error) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  // Once the body is read its listeners stay: the request is over, and four removals (each a
+  // `delete` on the emitter's table) cost more than they free. A late 'close' or 'error' finds
+  // the read settled and does nothing.
+  const fail = (problem: Error) => {
+    if (settled) return;
+    settled = true;
+    cancelTimeout();
+    stream.removeListener('data', onData);
+    stream.removeListener('end', onEnd);
+    stream.removeListener('error', onError);
+    stream.removeListener('close', onAborted);
+    stream.pause();
+    reject(problem);
+  };
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > limit) fail(bodyProblems.tooLarge(limit));
+    else chunks.push(chunk);
+  };
+  const onEnd = () => {
+    if (settled) return;
+    settled = true;
+    cancelTimeout();
+    if (declared !== undefined && size !== declared) reject(bodyProblems.lengthMismatch());
+    else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+  };
+  // Each problem is built only when it is the outcome: node emits 'close' after every request.
+  const onError = () => settled || fail(bodyProblems.unreadable());
+  // 'close' before 'end' is an aborted upload (node's own 'aborted' event is deprecated).
+  const onAborted = () => settled || fail(bodyProblems.aborted());
+  const cancelTimeout = readDeadlines(timeoutMs).after(performance.now(), () =>
+    fail(bodyProblems.timeout(timeoutMs)),
+  );
+  stream.on('data', onData);
+  stream.on('end', onEnd);
+  stream.on('error', onError);
+  stream.on('close', onAborted);
+  // Its 'close' may have come in the microtask before these listeners (a nextTick runs first).
+  if (stream.destroyed === true) onAborted();
 }

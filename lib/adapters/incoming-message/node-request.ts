@@ -45,13 +45,24 @@ export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): 
   };
 }
 
+/**
+ * The answer's header lines, flat (`[name, value, …]`), its length last: node stores a flat array
+ * without the own-property check per key its object form makes, and the length keeps the answer one
+ * write (a response begun by writeHead without it is chunked: three more pieces, one writev).
+ */
+function headerLines(answer: Answer): string[] {
+  const lines: string[] = [];
+  const { headers } = answer;
+  for (const name in headers) lines.push(name, headers[name] as string);
+  lines.push('Content-Length', String(Buffer.byteLength(answer.body)));
+  return lines;
+}
+
 /** Writes the core's answer; a response someone else already started is left alone. */
 export function writeAnswer(res: ServerResponse, answer: Answer): void {
   if (res.headersSent || res.writableEnded) return;
   try {
-    // With its length known, node sends the head and body in one write; without it, a response
-    // begun by writeHead is chunked (three more pieces, one writev per answer).
-    res.writeHead(answer.status, { ...answer.headers, 'Content-Length': Buffer.byteLength(answer.body) });
+    res.writeHead(answer.status, headerLines(answer));
     res.end(answer.body);
   } catch {
     // A socket gone or a response someone else half-wrote: nothing can be sent, and nothing may
