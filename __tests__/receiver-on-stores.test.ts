@@ -61,6 +61,7 @@ const KINDS: StoreKind[] = [
     async open() {
       const server = await startPostgresServer();
       const pool = new Pool({ connectionString: server.url, max: 10 });
+      pool.on('error', () => undefined); // an idle connection cut at shutdown is not a failure
       postgres = { server, pool };
       const store = new PostgresStore({ pool });
       await store.setup();

@@ -31,6 +31,7 @@ export async function sharedStore(
     return { store, close: async () => void redis.disconnect() };
   }
   const pool = new Pool({ connectionString: server.url });
+  pool.on('error', () => undefined); // an idle connection cut at shutdown is not a failure
   const store = new PostgresStore({ pool, table });
   await store.setup();
   return { store, close: () => pool.end() };
