@@ -6,6 +6,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createEventRouter, type Inbox, type InboxWorker } from '../lib';
 import { bullmqInbox } from '../lib/bullmq';
+import { mergeIssues, readIssues } from '../lib/bullmq/bullmq-issues';
+import { MAX_ISSUES } from '../lib/inbox/check-dead-letter-query';
 import { redisIssueTally, type IssueTallyStore, type TallyClient } from '../lib/bullmq/redis-issue-tally';
 import { issueRefsOf } from '../lib/inbox/inbox-issue';
 import { jobIdFor, type QueuedDelivery } from '../lib/inbox/queued-delivery';
@@ -270,4 +272,44 @@ describeWithRedis('BullMQ issues from a tally', () => {
     const failed = await first.queue.getFailed(0, 100);
     expect(new Set(failed.map((j) => j.id))).toEqual(new Set(all.map((d) => jobIdFor(d.key))));
   }, 120_000);
+
+  // The queue's tally and its quarantine queue's (a letter quarantined, and one of the same issue
+  // replayed from there and failed again in the queue): their sums, whichever list an issue is old in.
+  it.each([
+    ['the newest', { limit: 1 }],
+    ['since the quarantined one', { since: new Date(4000), limit: 5 }],
+  ])("an issue in both tallies is summed whole, past the other tally's newest %s", async (_, query) => {
+    const { name, queue, tally } = setup();
+    const held = redisIssueTally(() => Promise.resolve(redis as unknown as TallyClient), 'bull', `${name}-q`);
+    const [shared] = issueRefsOf({ delivery: { type: PASS }, lastError: 'Error: unknown field data.tier' });
+    await tally.record('job-1', 1000, 'e-1', PASS, [shared!]);
+    await tally.record('job-2', 1001, 'e-2', PASS, [shared!]);
+    // More issues newer than it in the queue's tally than a read of it returns (MAX_ISSUES).
+    const types = Array.from({ length: MAX_ISSUES }, (_, i) => `ag.other_${i}.created`);
+    await Promise.all(
+      types.map((type, i) =>
+        tally.record(
+          `other-${i}`,
+          2000 + i,
+          `o-${i}`,
+          type,
+          issueRefsOf({ delivery: { type }, lastError: null }),
+        ),
+      ),
+    );
+    expect(await tally.read({ limit: MAX_ISSUES + 1 })).toHaveLength(MAX_ISSUES + 1);
+    await held.record('job-3', 5000, 'e-3', PASS, [shared!]);
+    for (const t of [tally, held]) await t.markComplete();
+    const issues = await mergeIssues(
+      await Promise.all([readIssues(queue, tally, query), readIssues(queue, held, query)]),
+      query,
+    );
+    expect(issues[0]).toMatchObject({
+      key: shared!.key,
+      count: 3,
+      firstSeen: new Date(1000),
+      lastSeen: new Date(5000),
+      sampleEventIds: ['e-3', 'e-2', 'e-1'],
+    });
+  });
 });
