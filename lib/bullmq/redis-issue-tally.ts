@@ -6,6 +6,7 @@ export interface TallyClient {
   get(key: string): Promise<string | null>;
   set(key: string, value: string): Promise<unknown>;
   zrange(key: string, start: number, stop: number, withScores: 'WITHSCORES'): Promise<string[]>;
+  zrevrange(key: string, start: number, stop: number, withScores: 'WITHSCORES'): Promise<string[]>;
   zmscore(key: string, ...members: string[]): Promise<(string | null)[]>;
 }
 
@@ -141,6 +142,8 @@ export interface IssueTallyStore {
   untallied(ids: readonly string[]): Promise<string[]>;
   /** Tallied job ids with their failure times, oldest first, by position. */
   range(start: number, stop: number): Promise<[id: string, failedAt: number][]>;
+  /** The job ids tallied in issue `key` with their failure times, newest first, by position. */
+  issueRange(key: string, start: number, stop: number): Promise<[id: string, failedAt: number][]>;
   /** Where the reconcile left off (its two positions), kept between calls and processes. */
   cursor(): Promise<{ failed: number; tallied: number }>;
   setCursor(cursor: { failed: number; tallied: number }): Promise<void>;
@@ -200,10 +203,10 @@ export function redisIssueTally(
       return ids.filter((_, i) => scores[i] === null);
     },
     async range(start, stop) {
-      const flat = await (await client()).zrange(keys[0], start, stop, 'WITHSCORES');
-      const pairs: [string, number][] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, Number(flat[i + 1])]);
-      return pairs;
+      return pairsOf(await (await client()).zrange(keys[0], start, stop, 'WITHSCORES'));
+    },
+    async issueRange(key, start, stop) {
+      return pairsOf(await (await client()).zrevrange(`${sets}${key}`, start, stop, 'WITHSCORES'));
     },
     async cursor() {
       const [failed, tallied] = ((await (await client()).get(`${base}-cursor`)) ?? '0 0')
@@ -215,4 +218,11 @@ export function redisIssueTally(
       await (await client()).set(`${base}-cursor`, `${failed} ${tallied}`);
     },
   };
+}
+
+/** A sorted set's members and scores as Redis gives them (flat), in pairs. */
+function pairsOf(flat: readonly string[]): [string, number][] {
+  const pairs: [string, number][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, Number(flat[i + 1])]);
+  return pairs;
 }
