@@ -6,6 +6,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createEventRouter, type Inbox, type InboxWorker } from '../lib';
 import { bullmqInbox } from '../lib/bullmq';
+import { mergeIssues, readIssues } from '../lib/bullmq/bullmq-issues';
+import { MAX_ISSUES } from '../lib/inbox/check-dead-letter-query';
 import { redisIssueTally, type IssueTallyStore, type TallyClient } from '../lib/bullmq/redis-issue-tally';
 import { issueRefsOf } from '../lib/inbox/inbox-issue';
 import { jobIdFor, type QueuedDelivery } from '../lib/inbox/queued-delivery';
@@ -77,6 +79,18 @@ describeWithRedis('BullMQ issues from a tally', () => {
     const started: InboxWorker = await inbox.startWorker(router, { attempts: 1, concurrency, logger: false });
     open.push(() => started.close());
     return started;
+  }
+
+  /** `count` seeded events failed by a worker of someone else's (not ours: none is tallied). */
+  async function failedByOther(name: string, queue: Queue, prefix: string, count: number) {
+    const other = new Worker(name, async () => Promise.reject(new Error('the CRM is down')), {
+      connection: { url: server.url },
+      concurrency: 50,
+    });
+    open.push(() => other.close());
+    await addOnce(queue, deliveries(prefix, count));
+    await eventually('failed', async () => (await queue.getFailedCount()) === count, 60_000);
+    await other.close();
   }
 
   /** The tally as stored: each issue's [type, fingerprint, count], largest first. */
@@ -224,13 +238,7 @@ describeWithRedis('BullMQ issues from a tally', () => {
 
   it('fills the tally once from dead letters that predate it, then reads only the tally', async () => {
     const { name, queue, inbox, tally, walks } = setup();
-    const other = new Worker(name, async () => Promise.reject(new Error('the CRM is down')), {
-      connection: { url: server.url },
-    });
-    open.push(() => other.close());
-    await addOnce(queue, deliveries('old', 7));
-    await eventually('failed', async () => (await queue.getFailedCount()) === 7);
-    await other.close();
+    await failedByOther(name, queue, 'old', 7);
     expect(await tally.complete()).toBe(false);
     expect((await inbox.issues()).map((i) => i.count).sort()).toEqual([2, 5]);
     expect(walks()).toBeGreaterThan(0);
@@ -270,4 +278,106 @@ describeWithRedis('BullMQ issues from a tally', () => {
     const failed = await first.queue.getFailed(0, 100);
     expect(new Set(failed.map((j) => j.id))).toEqual(new Set(all.map((d) => jobIdFor(d.key))));
   }, 120_000);
+
+  it('replays an issue from its own tallied letters, walking no failed set, with each replay option', async () => {
+    const { inbox, router, fixed, runs, walks, tally } = setup();
+    await inbox.issues(); // the tally filled (nothing to walk yet)
+    await worker(inbox, router);
+    for (const d of [...deliveries('slow', 6), ...deliveries('type', 3)]) await inbox.enqueue(d);
+    await eventually('tallied', async () => (await counts(tally)).reduce((n, c) => n + c[2], 0) === 9);
+    const slow = (await inbox.issues()).find((i) => i.type === PASS && i.error.name === 'Error')!;
+    const walked = walks();
+    const progress: unknown[] = [];
+    const onProgress = (p: unknown) => void progress.push(p);
+    expect(await inbox.replay({ issue: slow.key }, { dryRun: true, onProgress })).toBe(4);
+    expect(await inbox.replay({ issue: slow.key }, { signal: AbortSignal.abort(), onProgress })).toBe(0);
+    expect(progress).toEqual([{ replayed: 0, matched: 4 }]);
+    for (const i of [0, 1, 3, 4]) fixed.add(seededDelivery('slow', i).id);
+    runs.length = 0;
+    expect(await inbox.replay({ issue: slow.key }, { onProgress })).toBe(4);
+    expect(progress.at(-1)).toEqual({ replayed: 4, matched: 4 });
+    expect(walks()).toBe(walked);
+    await eventually('the four run', () => runs.length === 4);
+    expect(runs.sort()).toEqual([...fixed].sort());
+    expect(await inbox.replay({ issue: slow.key })).toBe(0);
+    expect(await counts(tally)).toEqual([
+      [PASS, TYPE, 2],
+      [ORG, SLOW, 2],
+      [ORG, TYPE, 1],
+    ]);
+  });
+
+  it('replays an issue by walking the failed set while the tally is not filled', async () => {
+    const { name, queue, inbox, tally, walks } = setup();
+    await failedByOther(name, queue, 'old', 7);
+    // Read without filling the tally, as the CLI's read-only inbox does.
+    const issues = await readIssues(queue, tally, { limit: 10 });
+    const pass = issues.issues.find((i) => i.type === PASS)!;
+    expect(await tally.complete()).toBe(false);
+    expect(await inbox.replay({ issue: pass.key }, { dryRun: true })).toBe(5);
+    expect(walks()).toBeGreaterThan(0);
+    expect(await inbox.replay({ issue: pass.key })).toBe(5);
+    expect(await queue.getFailedCount()).toBe(2);
+  });
+
+  it('replays an issue of more than a page from its tallied letters, past ids tallied but no longer failed', async () => {
+    const { name, queue, inbox, tally, walks } = setup();
+    await failedByOther(name, queue, 'many', 780); // 520 of PASS, over a page (500)
+    const pass = (await inbox.issues()).find((i) => i.type === PASS)!;
+    expect(pass.count).toBe(520);
+    // Tallied, but gone from BullMQ (removed without us, not yet reconciled): newest, mid-way, oldest.
+    const ref = { key: pass.key, handler: pass.handler, error: pass.error };
+    const times = [pass.lastSeen.getTime() + 1, pass.firstSeen.getTime() + 1, pass.firstSeen.getTime() - 1];
+    for (const [i, at] of times.entries()) await tally.record(`gone-${i}`, at, `gone-${i}`, PASS, [ref]);
+    const walked = walks();
+    const progress: { replayed: number; matched: number }[] = [];
+    expect(await inbox.replay({ issue: pass.key }, { onProgress: (p) => void progress.push(p) })).toBe(520);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.at(-1)).toEqual({ replayed: 520, matched: 520 });
+    expect(walks()).toBe(walked);
+    expect(await queue.getFailedCount()).toBe(260);
+    expect((await queue.getFailed(0, 300)).every((job) => (job.data as QueuedDelivery).type === ORG)).toBe(
+      true,
+    );
+  }, 120_000);
+
+  // The queue's tally and its quarantine queue's (a letter quarantined, and one of the same issue
+  // replayed from there and failed again in the queue): their sums, whichever list an issue is old in.
+  it.each([
+    ['the newest', { limit: 1 }],
+    ['since the quarantined one', { since: new Date(4000), limit: 5 }],
+  ])("an issue in both tallies is summed whole, past the other tally's newest %s", async (_, query) => {
+    const { name, queue, tally } = setup();
+    const held = redisIssueTally(() => Promise.resolve(redis as unknown as TallyClient), 'bull', `${name}-q`);
+    const [shared] = issueRefsOf({ delivery: { type: PASS }, lastError: 'Error: unknown field data.tier' });
+    await tally.record('job-1', 1000, 'e-1', PASS, [shared!]);
+    await tally.record('job-2', 1001, 'e-2', PASS, [shared!]);
+    // More issues newer than it in the queue's tally than a read of it returns (MAX_ISSUES).
+    const types = Array.from({ length: MAX_ISSUES }, (_, i) => `ag.other_${i}.created`);
+    await Promise.all(
+      types.map((type, i) =>
+        tally.record(
+          `other-${i}`,
+          2000 + i,
+          `o-${i}`,
+          type,
+          issueRefsOf({ delivery: { type }, lastError: null }),
+        ),
+      ),
+    );
+    expect(await tally.read({ limit: MAX_ISSUES + 1 })).toHaveLength(MAX_ISSUES + 1);
+    await held.record('job-3', 5000, 'e-3', PASS, [shared!]);
+    for (const t of [tally, held]) await t.markComplete();
+    const issues = await mergeIssues(
+      await Promise.all([readIssues(queue, tally, query), readIssues(queue, held, query)]),
+      query,
+    );
+    expect(issues[0]).toMatchObject({
+      key: shared!.key,
+      count: 3,
+      firstSeen: new Date(1000),
+      lastSeen: new Date(5000),
+      sampleEventIds: ['e-3', 'e-2', 'e-1'],
+    });
+  });
 });

@@ -36,6 +36,7 @@ function textBalance(id: string, balance = '12.50') {
 const noDetails = (id: string) => buildEvent('ag.access_pass.issued', { details: null }, { id });
 
 let queues = 0;
+const CHECK_MS = 200;
 
 /** A receiver of `inbox` with `quarantine: true` (node:http's unless `door` is given). */
 function quarantiningDoor(inbox: Inbox, options: Partial<ReceiverOptions> = {}, door = nodeDoor) {
@@ -505,6 +506,64 @@ describeEachEngine(
       ]);
       expect((await read.issues()).map((i) => [i.sampleEventIds, i.count])).toEqual([[['evt_cli'], 1]]);
     });
+
+    // One issue in both tallies: letters still quarantined, and letters replayed from there that the
+    // worker failed again in the queue (same type and field path). Neither tally alone reaches 10.
+    it('announces an issue in both tallies once per transition across three workers', async () => {
+      const { inbox, queue, held } = parts('both');
+      const alerts: { worker: number; alert: IssueAlert }[] = [];
+      const runs: string[] = [];
+      const workers: Inbox[] = [];
+      for (let worker = 0; worker < 3; worker++) {
+        // The upgraded build reads a balance of decimal text: 'lots' stays unreadable, '12.50' runs.
+        const upgraded = upgradedInbox(bullmqEngine, server().url, inbox.name);
+        opened.push(upgraded.inbox);
+        workers.push(upgraded.inbox);
+        opened.push(
+          await upgraded.inbox.startWorker(
+            upgraded.createEventRouter().onAny((event) => void runs.push(event.id)),
+            {
+              attempts: 1,
+              logger: false,
+              onIssue: (alert) => void alerts.push({ worker, alert }),
+              issueCheckMs: CHECK_MS,
+            },
+          ),
+        );
+      }
+      const transitions = () => alerts.map((a) => `${a.alert.transition} ${a.alert.threshold}`);
+      const d = await receiver(inbox);
+      const unreadable = ['evt_l1', 'evt_l2', 'evt_l3'].map((id) => textBalance(id, 'lots'));
+      for (const event of unreadable) expect((await d.send(delivery(event))).status).toBe(200);
+      await eventually('the issue opens', () => transitions().includes('opened 1'), 20_000);
+      // Two replayed, failed again in the queue; the third stays quarantined, so it never closes.
+      for (const id of ['evt_l1', 'evt_l2']) expect(await workers[0]!.replay(id)).toBe(1);
+      await eventually('failed again', async () => (await queue.getFailedCount()) === 2, 20_000);
+      const readable = Array.from({ length: 8 }, (_, i) => textBalance(`evt_u${i}`));
+      for (const event of readable) expect((await d.send(delivery(event))).status).toBe(200);
+      await eventually('it grows past 10', () => transitions().includes('grew 10'), 20_000);
+      const [issue, ...others] = await workers[1]!.issues();
+      expect(others).toEqual([]);
+      expect(issue).toMatchObject({ count: 11, error: { name: 'InvalidEventError' } });
+      expect([await queue.getFailedCount(), await held.getFailedCount()]).toEqual([2, 9]);
+
+      // The readable ones run; the unreadable ones are removed (as from bull-board), from both queues.
+      for (let i = 0; i < 8; i++) expect(await workers[i % 3]!.replay(`evt_u${i}`)).toBe(1);
+      await eventually('the eight run', () => runs.length === 8, 20_000);
+      for (const [q, event] of [
+        [queue, unreadable[0]!],
+        [queue, unreadable[1]!],
+        [held, unreadable[2]!],
+      ] as const)
+        await (await q.getJob(jobIdFor(queued(event).key)))!.remove();
+      await eventually('it resolves', () => transitions().includes('resolved 0'), 20_000);
+      // Many more checks run by all three workers: none announces any change again.
+      await new Promise((resolve) => setTimeout(resolve, CHECK_MS * 10));
+      expect(transitions()).toEqual(['opened 1', 'grew 10', 'resolved 0']);
+      expect(alerts.every((a) => a.alert.issue.key === issue!.key)).toBe(true);
+      expect(runs.sort()).toEqual(readable.map((e) => (e as unknown as { id: string }).id).sort());
+      expect(await inbox.status()).toMatchObject({ waiting: 0, active: 0, dead: 0 });
+    }, 120_000);
 
     it('replays a letter a killed replay had added to the queue but not removed: once, not lost', async () => {
       const { inbox, queue } = parts('moved');

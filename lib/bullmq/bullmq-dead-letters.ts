@@ -60,17 +60,27 @@ type PutBack = readonly [id: string, failedAt: number | undefined];
  * replayed from, so one that already failed again stays counted. Not done (Redis away), the
  * reconcile untallies them within a pass.
  */
-async function untally(tally: IssueTallyStore, back: readonly PutBack[]): Promise<void> {
-  await tally.remove(back).catch(() => undefined);
+async function untally(tally: IssueTallyStore, back: readonly PutBack[]): Promise<number> {
+  return tally.remove(back).catch(() => 0);
+}
+
+/** One page of a replay's source: its jobs still failed, and how many entries it read. */
+interface SourcePage {
+  jobs: Job[];
+  /** Entries read (some may be no job, or no longer failed): a full page means more may follow. */
+  read: number;
+  /** The oldest failure time the page reached, when known. */
+  oldest: number | undefined;
 }
 
 /**
  * The pages of a replay of the failed jobs `target` names, one a call (`replayPages` walks them),
- * never holding more than one page. A replayed job leaves the failed set, so the next page starts
- * after the jobs that stayed. The set is ordered by failure time, newest first: a `since` walk stops
- * at the first page reaching older ones. Each job is put back by `putBack` (false when it was no
- * longer failed): by default one script of BullMQ's (`retry`), so a stop between pages leaves none
- * half replayed.
+ * never holding more than one page. By issue, once the tally is filled, the issue's own tallied
+ * job ids are paged (its cost in that issue's letters, not in all of them); otherwise BullMQ's
+ * failed set. A replayed job leaves either, so the next page starts after the entries that stayed.
+ * Both are ordered by failure time, newest first: a `since` walk stops at the first page reaching
+ * older ones. Each job is put back by `putBack` (false when it was no longer failed): by default
+ * one script of BullMQ's (`retry`), so a stop between pages leaves none half replayed.
  */
 export function failedReplayPages(
   queue: Queue,
@@ -81,13 +91,30 @@ export function failedReplayPages(
 ): () => Promise<ReplayPage> {
   const match = replayMatch(target);
   const since = typeof target === 'string' ? undefined : target.since?.getTime();
+  const issue = typeof target === 'string' ? undefined : target.issue;
+  let byIssue: Promise<boolean> | undefined;
   let start = 0;
-  return async () => {
-    const page = await queue.getFailed(start, start + PAGE - 1);
+  const failedPage = async (): Promise<SourcePage> => {
+    const jobs = await queue.getFailed(start, start + PAGE - 1);
     // Read before the page is put back: a retry clears the job's failure time.
-    const oldest = page.at(-1)?.finishedOn;
-    const matching = page.filter((job) => isQueuedDelivery(job.data) && match(job.data, job));
-    let stayed = page.length - matching.length;
+    return { jobs, read: jobs.length, oldest: jobs.at(-1)?.finishedOn };
+  };
+  const issuePage = async (key: string): Promise<SourcePage> => {
+    const ids = await tally.issueRange(key, start, start + PAGE - 1);
+    const jobs = await Promise.all(ids.map(([id]) => queue.getJob(id)));
+    return {
+      // Tallied but gone or put back meanwhile (the reconcile untallies it): none to replay.
+      jobs: jobs.filter((job): job is Job => job?.finishedOn !== undefined && job.failedReason !== undefined),
+      read: ids.length,
+      oldest: ids.at(-1)?.[1],
+    };
+  };
+  return async () => {
+    byIssue ??= issue === undefined ? Promise.resolve(false) : tally.complete();
+    const tallied = await byIssue;
+    const page = tallied ? await issuePage(issue!) : await failedPage();
+    const matching = page.jobs.filter((job) => isQueuedDelivery(job.data) && match(job.data, job));
+    let stayed = page.jobs.length - matching.length;
     const back: PutBack[] = [];
     if (options.dryRun === true) stayed += matching.length;
     else
@@ -99,9 +126,11 @@ export function failedReplayPages(
           else if (await job.isFailed()) stayed++;
         }),
       );
-    await untally(tally, back);
-    start += stayed;
-    const done = page.length < PAGE || (since !== undefined && oldest !== undefined && oldest < since);
+    const untallied = await untally(tally, back);
+    // The issue's set loses only what was untallied; the failed set, every job put back.
+    start += tallied ? page.read - untallied : stayed;
+    const done =
+      page.read < PAGE || (since !== undefined && page.oldest !== undefined && page.oldest < since);
     return { matched: matching.length, replayed: back.length, done };
   };
 }

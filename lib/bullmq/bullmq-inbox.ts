@@ -171,8 +171,8 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   const issuesOf = async (query: { since?: Date | undefined; limit: number }, step: number) =>
     mergeIssues(
       await Promise.all([
-        failedIssues(queue, tally, { limit: MAX_ISSUES }, step),
-        failedIssues(quarantined.queue(), quarantined.tally, { limit: MAX_ISSUES }, step),
+        failedIssues(queue, tally, query, step),
+        failedIssues(quarantined.queue(), quarantined.tally, query, step),
       ]),
       query,
     );

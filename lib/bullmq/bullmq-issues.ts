@@ -12,6 +12,23 @@ import type { IssueTallyStore } from './redis-issue-tally';
 export const RECONCILE_STEP = { check: 500, read: 100 } as const;
 
 /**
+ * One failed set's issues as read for a query (its newest `limit`), and a way to read any others
+ * of it by key: an issue past one set's `limit` can be among the merged newest (mergeIssues).
+ */
+export interface IssueReading {
+  issues: InboxIssue[];
+  pick(keys: readonly string[]): Promise<InboxIssue[]>;
+}
+
+/** A tally's issues for `query`, the others by key from the tally as it stands then. */
+async function tallyReading(
+  tally: IssueTallyStore,
+  query: { since?: Date | undefined; limit: number },
+): Promise<IssueReading> {
+  return { issues: await tally.read(query), pick: (keys) => tally.pick(keys) };
+}
+
+/**
  * Counts a failed job in the tally as the dead letter it is now. A job that is not a queued
  * delivery (a queue can hold anything) is tallied in no issue, so the reconcile does not read it
  * again; one no longer failed (replayed meanwhile) is left out.
@@ -34,11 +51,11 @@ export async function failedIssues(
   tally: IssueTallyStore,
   query: { since?: Date | undefined; limit: number },
   step: number,
-): Promise<InboxIssue[]> {
+): Promise<IssueReading> {
   if (!(await tally.complete())) return walkFailed(queue, tally, query);
   // Bookkeeping: a read that cannot write (a read-only replica) still reads the tally.
   await reconcileTally(queue, tally, step).catch(() => undefined);
-  return tally.read(query);
+  return tallyReading(tally, query);
 }
 
 /**
@@ -49,8 +66,8 @@ export async function readIssues(
   queue: Queue,
   tally: IssueTallyStore,
   query: { since?: Date | undefined; limit: number },
-): Promise<InboxIssue[]> {
-  return (await tally.complete()) ? tally.read(query) : walkFailed(queue, undefined, query);
+): Promise<IssueReading> {
+  return (await tally.complete()) ? tallyReading(tally, query) : walkFailed(queue, undefined, query);
 }
 
 /**
@@ -84,7 +101,7 @@ async function walkFailed(
   queue: Queue,
   tally: IssueTallyStore | undefined,
   query: { since?: Date | undefined; limit: number },
-): Promise<InboxIssue[]> {
+): Promise<IssueReading> {
   const issues = issueTally();
   // Not tallied (a read-only replica): the walk still answers, and the next read walks again.
   let tallied = tally !== undefined;
@@ -105,20 +122,40 @@ async function walkFailed(
     }
     if (page.length < PAGE) {
       if (tallied) await tally!.markComplete().catch(() => undefined);
-      return issues.list(query);
+      // The walk counted every issue (up to MAX_TRACKED_ISSUES): any other is picked from them.
+      return {
+        issues: issues.list(query),
+        pick: (keys) => {
+          const wanted = new Set(keys);
+          return Promise.resolve(issues.list({ limit: Infinity }).filter((i) => wanted.has(i.key)));
+        },
+      };
     }
   }
 }
 
 /**
- * The issues of several tallies (the queue's and its quarantine queue's, each read whole, up to
- * `MAX_ISSUES`) as one list: an issue in both is one, its counts added, so `since` and `limit` are
- * applied to the sums, as a single tally would.
+ * The issues of several failed sets (the queue's and its quarantine queue's) as one list: an issue
+ * in both is one, its counts added, so `since` and `limit` are applied to the sums, as a single
+ * tally would. Each set is read for the same query: an issue among the merged newest `limit` is
+ * among the newest `limit` of the set holding its newest failure (a sum is never older than its
+ * parts), so the union of the readings holds every key the answer needs; each set's part of a key
+ * it did not list (past its `limit`, or older than `since` there) is then picked by key, so no sum
+ * is counted short. Cost: each set reads at most `limit` issues, then at most the others' `limit`
+ * again by key.
  */
-export function mergeIssues(
-  lists: readonly InboxIssue[][],
+export async function mergeIssues(
+  readings: readonly IssueReading[],
   query: { since?: Date | undefined; limit: number },
-): InboxIssue[] {
+): Promise<InboxIssue[]> {
+  const keys = new Set(readings.flatMap((r) => r.issues.map((i) => i.key)));
+  const lists = await Promise.all(
+    readings.map(async ({ issues, pick }) => {
+      const listed = new Set(issues.map((i) => i.key));
+      const rest = [...keys].filter((k) => !listed.has(k));
+      return rest.length === 0 ? issues : [...issues, ...(await pick(rest))];
+    }),
+  );
   const byKey = new Map<string, InboxIssue>();
   for (const issue of lists.flat()) {
     const had = byKey.get(issue.key);

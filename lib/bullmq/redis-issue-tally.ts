@@ -6,6 +6,7 @@ export interface TallyClient {
   get(key: string): Promise<string | null>;
   set(key: string, value: string): Promise<unknown>;
   zrange(key: string, start: number, stop: number, withScores: 'WITHSCORES'): Promise<string[]>;
+  zrevrange(key: string, start: number, stop: number, withScores: 'WITHSCORES'): Promise<string[]>;
   zmscore(key: string, ...members: string[]): Promise<(string | null)[]>;
 }
 
@@ -62,21 +63,55 @@ for i = 2, #ARGV, 2 do
 end
 return removed`;
 
-/** ARGV: set prefix, since (ms or '-inf'), limit, samples. One row per issue, newest first. */
-const READ = `local rows = {}
-for _, k in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[3], '+inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))) do
+// One row per issue key: its fields, count, first and last failure, and newest sample event ids.
+const ROW = `local function row(k, samples)
   local set = ARGV[1] .. k
   local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
   local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')
   local events = {}
-  for _, id in ipairs(redis.call('ZREVRANGE', set, 0, tonumber(ARGV[4]) - 1)) do
+  for _, id in ipairs(redis.call('ZREVRANGE', set, 0, samples - 1)) do
     local refs = redis.call('HGET', KEYS[2], id)
     if refs then events[#events + 1] = cjson.decode(refs).e end
   end
-  rows[#rows + 1] = {k, redis.call('HGET', KEYS[4], k) or '{}', redis.call('ZCARD', set),
+  return {k, redis.call('HGET', KEYS[4], k) or '{}', redis.call('ZCARD', set),
     first[2] or '0', last[2] or '0', cjson.encode(events)}
 end
+`;
+
+/** ARGV: set prefix, since (ms or '-inf'), limit, samples. One row per issue, newest first. */
+const READ = `${ROW}
+local rows = {}
+for _, k in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[3], '+inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))) do
+  rows[#rows + 1] = row(k, tonumber(ARGV[4]))
+end
 return rows`;
+
+/** ARGV: set prefix, samples, then issue keys: a row for each one tallied. */
+const PICK = `${ROW}
+local rows = {}
+for i = 3, #ARGV do
+  if redis.call('ZSCORE', KEYS[3], ARGV[i]) then rows[#rows + 1] = row(ARGV[i], tonumber(ARGV[2])) end
+end
+return rows`;
+
+/** A row of READ or PICK. */
+type IssueRow = [key: string, fields: string, count: number, first: string, last: string, events: string];
+
+function issueOf([key, fields, count, first, last, events]: IssueRow): InboxIssue {
+  const { type, handler, error } = JSON.parse(fields) as IssueFields;
+  // cjson writes an empty list as {}.
+  const samples: unknown = JSON.parse(events);
+  return {
+    key,
+    type,
+    handler,
+    error,
+    count,
+    firstSeen: new Date(Number(first)),
+    lastSeen: new Date(Number(last)),
+    sampleEventIds: Array.isArray(samples) ? (samples as string[]) : [],
+  };
+}
 
 /** The fields of an issue that every dead letter of it shares. */
 type IssueFields = Pick<InboxIssue, 'type' | 'handler' | 'error'>;
@@ -98,6 +133,8 @@ export interface IssueTallyStore {
   remove(jobs: readonly (readonly [id: string, failedAt: number | undefined])[]): Promise<number>;
   /** The issues, newest failure first: cost in issues read, not in dead letters. */
   read(query: { since?: Date | undefined; limit: number }): Promise<InboxIssue[]>;
+  /** The issues of these keys that are tallied, in no order: cost in keys given. */
+  pick(keys: readonly string[]): Promise<InboxIssue[]>;
   /** Whether every dead letter of the queue has been tallied once (set after the first walk). */
   complete(): Promise<boolean>;
   markComplete(): Promise<void>;
@@ -105,6 +142,8 @@ export interface IssueTallyStore {
   untallied(ids: readonly string[]): Promise<string[]>;
   /** Tallied job ids with their failure times, oldest first, by position. */
   range(start: number, stop: number): Promise<[id: string, failedAt: number][]>;
+  /** The job ids tallied in issue `key` with their failure times, newest first, by position. */
+  issueRange(key: string, start: number, stop: number): Promise<[id: string, failedAt: number][]>;
   /** Where the reconcile left off (its two positions), kept between calls and processes. */
   cursor(): Promise<{ failed: number; tallied: number }>;
   setCursor(cursor: { failed: number; tallied: number }): Promise<void>;
@@ -138,30 +177,19 @@ export function redisIssueTally(
       return Number(await run(REMOVE, ...jobs.flatMap(([id, at]) => [id, at ?? ''])));
     },
     async read({ since, limit }) {
-      const rows = (await run(READ, since === undefined ? '-inf' : since.getTime(), limit, SAMPLES)) as [
-        string,
-        string,
-        number,
-        string,
-        string,
-        string,
-      ][];
+      const rows = (await run(
+        READ,
+        since === undefined ? '-inf' : since.getTime(),
+        limit,
+        SAMPLES,
+      )) as IssueRow[];
       return rows
-        .map(([key, fields, count, first, last, events]): InboxIssue => {
-          const { type, handler, error } = JSON.parse(fields) as IssueFields;
-          return {
-            key,
-            type,
-            handler,
-            error,
-            count,
-            firstSeen: new Date(Number(first)),
-            lastSeen: new Date(Number(last)),
-            // cjson writes an empty list as {}.
-            sampleEventIds: Array.isArray(JSON.parse(events)) ? (JSON.parse(events) as string[]) : [],
-          };
-        })
+        .map(issueOf)
         .sort((a, b) => b.lastSeen.getTime() - a.lastSeen.getTime() || (a.key < b.key ? -1 : 1));
+    },
+    async pick(issueKeys) {
+      if (issueKeys.length === 0) return [];
+      return ((await run(PICK, SAMPLES, ...issueKeys)) as IssueRow[]).map(issueOf);
     },
     async complete() {
       return (await (await client()).get(`${base}-complete`)) !== null;
@@ -175,10 +203,10 @@ export function redisIssueTally(
       return ids.filter((_, i) => scores[i] === null);
     },
     async range(start, stop) {
-      const flat = await (await client()).zrange(keys[0], start, stop, 'WITHSCORES');
-      const pairs: [string, number][] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, Number(flat[i + 1])]);
-      return pairs;
+      return pairsOf(await (await client()).zrange(keys[0], start, stop, 'WITHSCORES'));
+    },
+    async issueRange(key, start, stop) {
+      return pairsOf(await (await client()).zrevrange(`${sets}${key}`, start, stop, 'WITHSCORES'));
     },
     async cursor() {
       const [failed, tallied] = ((await (await client()).get(`${base}-cursor`)) ?? '0 0')
@@ -190,4 +218,11 @@ export function redisIssueTally(
       await (await client()).set(`${base}-cursor`, `${failed} ${tallied}`);
     },
   };
+}
+
+/** A sorted set's members and scores as Redis gives them (flat), in pairs. */
+function pairsOf(flat: readonly string[]): [string, number][] {
+  const pairs: [string, number][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, Number(flat[i + 1])]);
+  return pairs;
 }

@@ -1,7 +1,6 @@
 import { bullmqInbox } from '../bullmq/index';
 import { mergeIssues, readIssues } from '../bullmq/bullmq-issues';
 import { quarantineName } from '../bullmq/quarantine-queue';
-import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
 import { redisIssueTally, type TallyClient } from '../bullmq/redis-issue-tally';
 import { checkIssuesQuery } from '../inbox/check-dead-letter-query';
 import { loadBullmq } from '../bullmq/load-bullmq';
@@ -77,11 +76,10 @@ export function readOnlyBullmqInbox(url: string, name = 'service-webhooks'): Inb
     issues: async (query) => {
       await exists();
       const checked = checkIssuesQuery(query);
-      const all = { limit: MAX_ISSUES };
       return mergeIssues(
         await Promise.all([
-          readIssues(queue, redisIssueTally(tally, prefix, name), all),
-          readIssues(held, redisIssueTally(tally, prefix, quarantineName(name)), all),
+          readIssues(queue, redisIssueTally(tally, prefix, name), checked),
+          readIssues(held, redisIssueTally(tally, prefix, quarantineName(name)), checked),
         ]),
         checked,
       );
