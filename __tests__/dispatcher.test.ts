@@ -1,7 +1,9 @@
 import { createEventRouter, MemoryStore, type IdempotencyStore } from '../lib';
+import { ANSWERS_NOW } from '../lib/idempotency/answers-now';
 import { buildEvent } from '../lib/testing';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS } from './support/doors';
+import { pollUntil } from './support/poll-until';
 
 const TOKEN = 'tok_dispatcher';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -124,6 +126,148 @@ describe('a store that fails its claim', () => {
         await memory.get(`0:${event.source.length}:${event.source}${event.id.length}:${event.id}`),
       ).toBeNull();
       memory.close();
+    },
+  );
+});
+
+describe('a MemoryStore answers the receiver at once, through its own steps only', () => {
+  const start = doorReceiver(DOORS[0]!, TOKEN);
+  const keyOf = (event: { source: string; id: string }) =>
+    `0:${event.source.length}:${event.source}${event.id.length}:${event.id}`;
+
+  /** A MemoryStore subclass that notes each of its async methods the receiver calls. */
+  class NotedStore extends MemoryStore {
+    readonly calls: string[] = [];
+    override claimHandlers(...args: Parameters<MemoryStore['claimHandlers']>) {
+      this.calls.push('claimHandlers');
+      return super.claimHandlers(...args);
+    }
+    override markDone(...args: Parameters<MemoryStore['markDone']>) {
+      this.calls.push('markDone');
+      return super.markDone(...args);
+    }
+  }
+
+  it('calls a subclass through its overrides, and a replaced method through the replacement', async () => {
+    const sub = new NotedStore({ logger: false });
+    const spied = new MemoryStore({ logger: false });
+    const spiedCalls: string[] = [];
+    const release = spied.release.bind(spied);
+    spied.release = (...args) => (spiedCalls.push('release'), release(...args));
+    let fail = true;
+    const router = createEventRouter().on('ag.hid_org.created', () => {
+      if (fail) throw new Error('once');
+    });
+    for (const [store, calls, expected] of [
+      [sub, sub.calls, 'claimHandlers'],
+      [spied, spiedCalls, 'release'],
+    ] as const) {
+      const { d } = await start({ router, idempotency: store, logger: false });
+      fail = true;
+      const event = buildEvent('ag.hid_org.created', {}, { id: `evt_noted_${expected}` });
+      expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(500);
+      fail = false;
+      expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(200);
+      expect(calls).toContain(expected);
+      expect(await store.get(keyOf(event))).toBe('done');
+      store.close();
+    }
+    expect(sub.calls).toEqual(['claimHandlers', 'claimHandlers', 'markDone']);
+  });
+
+  it.each([
+    ['a synchronous handler', () => undefined],
+    ['an async handler', async () => undefined],
+  ])('%s: acknowledged once done in the store, a redelivery a duplicate', async (_name, handler) => {
+    const store = new MemoryStore({ logger: false });
+    let runs = 0;
+    const router = createEventRouter().on('ag.hid_org.created', () => (runs++, handler()));
+    const { d } = await start({ router, idempotency: store, logger: false });
+    const event = buildEvent('ag.hid_org.created', {}, { id: 'evt_at_once' });
+    const first = await d.send(tokenDelivery(TOKEN, event));
+    expect([first.status, await store.get(keyOf(event))]).toEqual([200, 'done']);
+    const again = await d.send(tokenDelivery(TOKEN, event));
+    expect([again.status, (JSON.parse(again.text) as { status: string }).status, runs]).toEqual([
+      200,
+      'duplicate',
+      1,
+    ]);
+    store.close();
+  });
+
+  it.each([
+    [
+      'a synchronous handler that throws',
+      () => {
+        throw new Error('sync failure');
+      },
+    ],
+    ['an async handler that rejects', () => Promise.reject(new Error('async failure'))],
+  ])(
+    '%s: 500, not acknowledged, released and counted: the redelivery runs it again as attempt 2',
+    async (_name, fails) => {
+      const store = new MemoryStore({ logger: false });
+      const attempts: number[] = [];
+      let fail = true;
+      const router = createEventRouter().on('ag.hid_org.created', (_event, ctx) => {
+        attempts.push(ctx.attempt);
+        return fail ? fails() : undefined;
+      });
+      const { d } = await start({ router, idempotency: store, logger: false });
+      const event = buildEvent('ag.hid_org.created', {}, { id: 'evt_at_once_failing' });
+      expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(500);
+      expect(await store.get(keyOf(event))).toBeNull();
+      fail = false;
+      expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(200);
+      expect(attempts).toEqual([1, 2]);
+      store.close();
+    },
+  );
+
+  it.each(['claim', 'markDone', 'release'] as const)(
+    'its %s throwing at once is the store failing, as a rejection is',
+    async (step) => {
+      const store = new MemoryStore({ logger: false });
+      const calls = store[ANSWERS_NOW]()!;
+      const failing = {
+        ...calls,
+        [step === 'claim' ? 'claimHandlers' : step]: () => {
+          throw new Error('store down');
+        },
+      };
+      store[ANSWERS_NOW] = () => failing;
+      let runs = 0;
+      const router = createEventRouter().on('ag.hid_org.created', () => {
+        runs++;
+        if (step === 'release') throw new Error('handler failure');
+      });
+      const logged: string[] = [];
+      const note = (_meta: unknown, message: string) => void logged.push(message);
+      const logger = { debug() {}, info: note, warn: note, error: note };
+      const { d } = await start({ router, idempotency: store, logger });
+      const event = buildEvent('ag.hid_org.created', {}, { id: `evt_fails_${step}` });
+      const { status } = await d.send(tokenDelivery(TOKEN, event));
+      // A failed claim runs nothing; a failed markDone still answers the success, the key held
+      // meanwhile, and is retried in the background through the store's own markDone; a failed
+      // release answers the failure.
+      const expected = {
+        claim: [503, 0, null],
+        markDone: [200, 1, 'processing'],
+        release: [500, 1, 'processing'],
+      }[step];
+      expect([status, runs, await store.get(keyOf(event))]).toEqual(expected);
+      expect(logged.join('\n')).toMatch(
+        { claim: /unavailable/, markDone: /could not mark/, release: /could not release/ }[step],
+      );
+      if (step === 'markDone') {
+        await pollUntil(
+          'the markDone retried',
+          () => logged.some((m) => /marked the event done on a retry/.test(m)),
+          { describe: () => logged.join(' / ') },
+        );
+        expect(await store.get(keyOf(event))).toBe('done');
+      }
+      store.close();
     },
   );
 });

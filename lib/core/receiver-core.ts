@@ -15,6 +15,7 @@ import type { ReceiverOptions } from './receiver-options';
 import type { DeliveryTrace, TracingHooks } from './tracing';
 import { resolveReceiverOptions } from './resolve-receiver-options';
 import type { Answer, WebhookRequest } from './webhook-request';
+import type { TokenCheck } from './auth/token-verifier';
 
 export type { DrainResult };
 
@@ -90,7 +91,12 @@ export function createReceiverCore(
   /** Deliveries past the token check and not yet answered: what `maxInFlight` bounds. */
   let inFlight = 0;
 
-  async function pipeline(
+  /**
+   * The steps before the body: method, certificate, handshake, token. Not an async function: the
+   * common request (a POST with a token checked at once) goes straight on to `delivered`, one frame
+   * and one promise turn fewer; a step that fails throws, which `handle` answers.
+   */
+  function pipeline(
     request: WebhookRequest,
     record: DeliveryRecord,
     span: DeliveryTrace | undefined,
@@ -101,12 +107,23 @@ export function createReceiverCore(
     if (refused !== undefined) throw refused;
     const echo = answerHandshake(request, handshake);
     if (echo !== undefined) {
-      const answer = await echo;
-      record.outcome = 'handshake';
-      return answer;
+      return echo.then((answer) => {
+        record.outcome = 'handshake';
+        return answer;
+      });
     }
     const pending = verifier?.check(request.header('authorization')) ?? 'valid';
-    const check = typeof pending === 'string' ? pending : await pending;
+    if (typeof pending === 'string') return authenticated(pending, request, record, span);
+    return pending.then((check) => authenticated(check, request, record, span));
+  }
+
+  /** A delivery whose token was checked: refused, shed, or read and dispatched. */
+  function authenticated(
+    check: TokenCheck,
+    request: WebhookRequest,
+    record: DeliveryRecord,
+    span: DeliveryTrace | undefined,
+  ): Promise<Answer> {
     if (check !== 'valid') {
       warn(
         'warn',
@@ -117,7 +134,7 @@ export function createReceiverCore(
       throw unauthorized(check, retryAfter);
     }
     if (span !== undefined) span.authenticated = true;
-    if (maxInFlight === undefined) return await delivered(request, record, span);
+    if (maxInFlight === undefined) return delivered(request, record, span);
     // Counted after the token check, so unauthenticated requests cannot crowd real ones out, and
     // before the body is read, so a shed request costs no read and no store call.
     if (inFlight >= maxInFlight) {
@@ -131,11 +148,7 @@ export function createReceiverCore(
       throw shed('in-flight', retryAfter);
     }
     inFlight++;
-    try {
-      return await delivered(request, record, span);
-    } finally {
-      inFlight--;
-    }
+    return delivered(request, record, span).finally(() => inFlight--);
   }
 
   /** The rest of an authenticated delivery: its body read, its event dispatched. */
@@ -198,16 +211,18 @@ export function createReceiverCore(
     const record = newDeliveryRecord(request.header('x-service-webhook-attempt'));
     // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
     const span = tracing.startDelivery(request, started, tracingFailed);
-    // Tracked as it is, rejections included: drain() only waits for it to settle.
-    const work = pipeline(request, record, span);
-    requests.add(work);
     let answer: Answer;
+    let work: Promise<Answer> | undefined;
     try {
+      work = pipeline(request, record, span);
+      // Tracked as it is, rejections included: drain() only waits for it to settle. A step that
+      // threw before any wait left nothing to track.
+      requests.add(work);
       answer = await work;
     } catch (error) {
       answer = failure(error, record);
     } finally {
-      requests.delete(work);
+      if (work !== undefined) requests.delete(work);
     }
     record.status = answer.status;
     record.durationMs = performance.now() - started;

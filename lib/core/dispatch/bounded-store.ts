@@ -6,6 +6,7 @@ import type { RateLimitedLog } from '../../rate-limited-log';
 import { retrySpaced } from './retry-spaced';
 import type { Outcome } from './run-handlers';
 import { boundedCall, storeUnavailable } from './store-call';
+import { storeCallsNow } from '../../idempotency/answers-now';
 
 /** The store as dispatch uses it: every call bounded, every failure turned into an answer or a log line. */
 export interface BoundedStore {
@@ -43,6 +44,18 @@ export interface BoundedStore {
     linger: (background: Promise<void>) => void,
     counted?: boolean,
   ): Promise<Outcome>;
+  /**
+   * The claim and the settle answered at once, when the store offers its calls so (the built-in
+   * MemoryStore): a delivery then waits no promise turn for its store. Undefined for any other store.
+   */
+  now: BoundedStoreNow | undefined;
+}
+
+/** {@link BoundedStore}'s calls for a store that answers at once: the same results, no promises. */
+export interface BoundedStoreNow {
+  claim(key: string, token: string, eventId: string): ClaimResult | 'unavailable';
+  claimHandlers(key: string, token: string, eventId: string): HandlersClaim | 'unavailable';
+  settle(...args: Parameters<BoundedStore['settle']>): Outcome;
 }
 
 /**
@@ -72,6 +85,37 @@ export function boundedStore(
   };
 
   const recording = typeof store.claimHandlers === 'function' && typeof store.markHandlerDone === 'function';
+  const callsNow = storeCallsNow(store);
+
+  /** A release that failed: logged; the outcome stands. */
+  function notReleased(error: unknown, outcome: Outcome, eventId: string): Outcome {
+    log.error(
+      { eventId, err: error },
+      'could not release the event; a redelivery waits for its lease to end',
+    );
+    return outcome;
+  }
+
+  /** A markDone that failed: logged, and retried in the background, held by `linger`. */
+  function notMarked(
+    error: unknown,
+    outcome: Outcome,
+    key: string,
+    token: string,
+    eventId: string,
+    linger: (background: Promise<void>) => void,
+  ): Outcome {
+    log.warn(
+      { eventId, err: error },
+      `could not mark the event done; retrying in the background for up to ${Math.round(retryWindowMs / 1000)} s`,
+    );
+    linger(retryMarkDone(key, token, eventId));
+    return outcome;
+  }
+
+  /** Whether the settle of `outcome` counts a failed run (handlers ran, and one failed). */
+  const countsRun = (outcome: Outcome, counted: boolean) =>
+    counted && !outcome.ok && outcome.errors.length > 0;
 
   // Promise chains, not async functions: these run for every delivery, and an async frame costs more.
   // A store method that throws instead of rejecting is caught all the same.
@@ -134,31 +178,19 @@ export function boundedStore(
         : undefined,
     settle(key, token, outcome, eventId, linger, counted = true) {
       if (!outcome.ok) {
-        const notReleased = (error: unknown) => {
-          log.error(
-            { eventId, err: error },
-            'could not release the event; a redelivery waits for its lease to end',
-          );
-          return outcome;
-        };
         try {
-          const released =
-            counted && outcome.errors.length > 0
-              ? store.release(key, token, retentionMs)
-              : store.release(key, token);
-          return bounded('release', released).then(() => outcome, notReleased);
+          const released = countsRun(outcome, counted)
+            ? store.release(key, token, retentionMs)
+            : store.release(key, token);
+          return bounded('release', released).then(
+            () => outcome,
+            (error: unknown) => notReleased(error, outcome, eventId),
+          );
         } catch (error) {
-          return Promise.resolve(notReleased(error));
+          return Promise.resolve(notReleased(error, outcome, eventId));
         }
       }
-      const notMarked = (error: unknown) => {
-        log.warn(
-          { eventId, err: error },
-          `could not mark the event done; retrying in the background for up to ${Math.round(retryWindowMs / 1000)} s`,
-        );
-        linger(retryMarkDone(key, token, eventId));
-        return outcome;
-      };
+      const failed = (error: unknown) => notMarked(error, outcome, key, token, eventId, linger);
       try {
         return bounded('markDone', store.markDone(key, token, retentionMs)).then((applied) => {
           // As in one try block: a throw while noting the result counts as a failed markDone.
@@ -166,13 +198,48 @@ export function boundedStore(
             noteMarkDone(applied, eventId);
             return outcome;
           } catch (error) {
-            return notMarked(error);
+            return failed(error);
           }
-        }, notMarked);
+        }, failed);
       } catch (error) {
-        return Promise.resolve(notMarked(error));
+        return Promise.resolve(failed(error));
       }
     },
+    now:
+      callsNow === undefined
+        ? undefined
+        : {
+            claim(key, token, eventId) {
+              try {
+                return callsNow.claim(key, token, leaseMs);
+              } catch (error) {
+                return storeUnavailable(warn, eventId, error);
+              }
+            },
+            claimHandlers(key, token, eventId) {
+              try {
+                return callsNow.claimHandlers(key, token, leaseMs);
+              } catch (error) {
+                return storeUnavailable(warn, eventId, error);
+              }
+            },
+            settle(key, token, outcome, eventId, linger, counted = true) {
+              try {
+                if (!outcome.ok) {
+                  callsNow.release(key, token, countsRun(outcome, counted) ? retentionMs : undefined);
+                  return outcome;
+                }
+              } catch (error) {
+                return notReleased(error, outcome, eventId);
+              }
+              try {
+                noteMarkDone(callsNow.markDone(key, token, retentionMs), eventId);
+              } catch (error) {
+                return notMarked(error, outcome, key, token, eventId, linger);
+              }
+              return outcome;
+            },
+          },
   };
 
   /** A fenced markDone: this delivery outran its lease and another took the event over. */

@@ -1,5 +1,5 @@
 import type { EventHandler, EventRouter, MatchedHandlers } from '../../events/event-router';
-import type { ClaimResult } from '../../idempotency/idempotency-store';
+import type { ClaimResult, HandlersClaim } from '../../idempotency/idempotency-store';
 import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { ResolvedLogger } from '../../logger';
 import { boundedStore } from './bounded-store';
@@ -13,7 +13,7 @@ import { idempotencyKey } from '../../idempotency/store-keys';
 import type { RateLimitedLog } from '../../rate-limited-log';
 import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ordering-guard';
 import type { TracingHooks } from '../tracing';
-import { runHandlers, type PerHandler } from './run-handlers';
+import { runHandlers, runHandlersNow, type PerHandler } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 import { InboxFull } from '../../inbox/inbox-full';
 import { deadlineQueue, TIMED_OUT } from './deadline-queue';
@@ -71,8 +71,12 @@ export function createDispatcher(
     return claimed === 'done' ? results.acknowledged(event, 'duplicate', null) : results.conflict();
   }
 
-  /** Runs the handlers, settles the claim, and frees the event locally once all of that is over. */
-  async function run(
+  /**
+   * Runs the handlers, settles the claim, and frees the event locally once all of that is over. With
+   * a lone synchronous handler and a store that answers at once, all of it is done before this
+   * returns: the run itself, not a promise of it.
+   */
+  function run(
     key: string,
     token: string,
     event: AnyWebhookEvent,
@@ -80,35 +84,34 @@ export function createDispatcher(
     ctx: DeliveryContext,
     succeeded: readonly string[],
     attempt: number,
-  ): Promise<GuardedRun> {
+  ): GuardedRun | Promise<GuardedRun> {
     // Bookkeeping retried in the background keeps the event held here until it settles.
     const held: { lingering?: Promise<void> } = {};
     const linger = (background: Promise<void>) =>
       void (held.lingering =
         held.lingering === undefined ? background : Promise.all([held.lingering, background]).then());
-    let guarded: GuardedRun;
+    let guarded: GuardedRun | Promise<GuardedRun>;
     if (matched.ordered.length === 0 || !anyLeft(matched.ordered, matched, succeeded)) {
       // Nothing ordered left to run (every delivery, commonly): the guard has nothing to decide, so
       // it is not asked, and no closure is built for it.
       try {
-        guarded = ran(
-          await runHandlers(
-            router,
-            left(matched.handlers, matched, succeeded),
-            event,
-            ctx,
-            tracing,
-            undefined,
-            each(key, token, event, matched, attempt),
-          ),
+        const outcome = runHandlersNow(
+          router,
+          left(matched.handlers, matched, succeeded),
+          event,
+          ctx,
+          tracing,
+          undefined,
+          each(key, token, event, matched, attempt),
         );
+        guarded = outcome instanceof Promise ? outcome.then(ran, thrown) : ran(outcome);
       } catch (error) {
         guarded = thrown(error);
       }
     } else {
       // The guard picks every handler, or the unordered ones of a stale event; of those, only the
       // ones without a recorded success run.
-      guarded = await guard.run(
+      guarded = guard.run(
         event,
         matched,
         (handlers) =>
@@ -124,7 +127,37 @@ export function createDispatcher(
         linger,
       );
     }
-    if (store !== undefined) await store.settle(key, token, claimOutcome(guarded), event.id, linger);
+    if (guarded instanceof Promise)
+      return guarded.then((settled) => settle(settled, key, token, event, held, linger));
+    return settle(guarded, key, token, event, held, linger);
+  }
+
+  /** Settles the claim after the run, then frees the event here (or holds it while bookkeeping lingers). */
+  function settle(
+    guarded: GuardedRun,
+    key: string,
+    token: string,
+    event: AnyWebhookEvent,
+    held: { lingering?: Promise<void> },
+    linger: (background: Promise<void>) => void,
+  ): GuardedRun | Promise<GuardedRun> {
+    if (store !== undefined) {
+      const outcome = claimOutcome(guarded);
+      if (store.now === undefined)
+        return store
+          .settle(key, token, outcome, event.id, linger)
+          .then(() => free(guarded, key, event, held));
+      store.now.settle(key, token, outcome, event.id, linger);
+    }
+    return free(guarded, key, event, held);
+  }
+
+  function free(
+    guarded: GuardedRun,
+    key: string,
+    event: AnyWebhookEvent,
+    held: { lingering?: Promise<void> },
+  ): GuardedRun {
     const { lingering } = held;
     if (lingering === undefined) running.delete(key);
     else running.set(key, { eventId: event.id, done: lingering.then(() => void running.delete(key)) });
@@ -221,14 +254,22 @@ export function createDispatcher(
     let succeeded: readonly string[] = NONE;
     let attempt = 1;
     if (store !== undefined) {
-      // Held locally from here, so a second delivery in this process never reaches the store or a
-      // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
-      // A store that records handlers says, in the same one step, which succeeded before and how
-      // many runs failed; a new event's claim is the same one step as a plain claim.
-      const claiming =
-        counting === undefined ? store.claim(key, token, event.id) : counting(key, token, event.id);
-      running.set(key, { eventId: event.id, done: claiming });
-      const claimed = await claiming;
+      let claimed: ClaimResult | HandlersClaim | 'unavailable';
+      const now = store.now;
+      if (now !== undefined) {
+        // Answered at once: nothing can come between the claim and the run, so nothing to hold yet.
+        claimed =
+          counting === undefined ? now.claim(key, token, event.id) : now.claimHandlers(key, token, event.id);
+      } else {
+        // Held locally from here, so a second delivery in this process never reaches the store or a
+        // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
+        // A store that records handlers says, in the same one step, which succeeded before and how
+        // many runs failed; a new event's claim is the same one step as a plain claim.
+        const claiming =
+          counting === undefined ? store.claim(key, token, event.id) : counting(key, token, event.id);
+        running.set(key, { eventId: event.id, done: claiming });
+        claimed = await claiming;
+      }
       let result: ClaimResult | 'unavailable';
       if (typeof claimed === 'string') result = claimed;
       else {
@@ -245,8 +286,11 @@ export function createDispatcher(
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, matched, ctx, succeeded, attempt);
-    running.set(key, { eventId: event.id, done: work });
-    const first = await deadlines.wait(work, started);
+    let first: GuardedRun | typeof TIMED_OUT;
+    if (work instanceof Promise) {
+      running.set(key, { eventId: event.id, done: work });
+      first = await deadlines.wait(work, started);
+    } else first = work;
     const handlerMs = performance.now() - started;
     const result = answer(first, event, matched, ctx, handlerMs);
     const runs = handlerRuns(first, matched, ctx, succeeded, attempt, handlerMs);

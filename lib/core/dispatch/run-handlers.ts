@@ -99,7 +99,20 @@ function failed(failures: Failure[]): Outcome {
  * (all recorded before this resolves, so a release after a failure cannot overtake one), except the
  * last to settle when all others succeeded: the event's markDone then covers it.
  */
-export async function runHandlers(
+export function runHandlers(...args: Parameters<typeof runHandlersNow>): Promise<Outcome> {
+  try {
+    const outcome = runHandlersNow(...args);
+    return outcome instanceof Promise ? outcome : Promise.resolve(outcome);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+}
+
+/**
+ * As {@link runHandlers}, but a lone handler that returns no promise (a synchronous one) is decided
+ * at once: its outcome is returned as it is, with no promise turn to wait for.
+ */
+export function runHandlersNow(
   router: EventRouter,
   handlers: readonly EventHandler<AnyWebhookEvent>[],
   event: AnyWebhookEvent,
@@ -107,67 +120,105 @@ export async function runHandlers(
   tracing: TracingHooks,
   then: AfterFailure = ANSWERING_500,
   each?: PerHandler,
-): Promise<Outcome> {
-  let failures: Failure[];
+): Outcome | Promise<Outcome> {
   // Undefined while nothing traces: then handlers run with no span work at all.
   const traced = tracing.handlerTracer();
-  if (handlers.length <= 1) {
-    // The common case, without an array of promises and allSettled.
-    const handler = handlers[0];
-    if (handler !== undefined && each !== undefined) {
-      ctx.handler = each.names.get(handler) ?? '';
-      if (each.attempt !== undefined) ctx.attempt = each.attempt;
-    }
-    const startedMs = performance.now();
-    try {
-      if (handler !== undefined) {
-        const value = (await (traced === undefined
-          ? handler(event, ctx)
-          : traced(handler, event, ctx))) as unknown;
-        ctx.settled('ok', startedMs);
-        if (value !== undefined) warnReturnedValue(handler, value, event, ctx);
-      }
-      return OK;
-    } catch (error) {
-      ctx.settled('failed', startedMs);
-      failures = [{ error, ctx, handler: handler as EventHandler<AnyWebhookEvent> }];
-    }
-  } else {
-    const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? '', each?.attempt));
-    let pending = handlers.length;
-    let anyFailed = false;
-    const record = each?.record;
-    const results = await Promise.allSettled(
-      handlers.map((handler, i) => {
-        const own = contexts[i] as DeliveryContext;
-        const startedMs = performance.now();
-        const running = traced === undefined ? runOne(handler, event, own) : traced(handler, event, own);
-        return running.then(
-          async (value) => {
-            own.settled('ok', startedMs);
-            pending--;
-            if (record !== undefined && (pending > 0 || anyFailed)) await record(own.handler);
-            return value;
-          },
-          (error: unknown) => {
-            own.settled('failed', startedMs);
-            pending--;
-            anyFailed = true;
-            throw error;
-          },
-        );
-      }),
-    );
-    failures = [];
-    for (let i = 0; i < results.length; i++) {
-      const result = results[i] as PromiseSettledResult<unknown>;
-      const own = contexts[i] as DeliveryContext;
-      const handler = handlers[i] as EventHandler<AnyWebhookEvent>;
-      if (result.status === 'rejected') failures.push({ error: result.reason, ctx: own, handler });
-      else if (result.value !== undefined) warnReturnedValue(handler, result.value, event, own);
-    }
-    if (failures.length === 0) return OK;
+  if (handlers.length > 1) return runSeveral(router, handlers, event, ctx, traced, then, each);
+  // The common case, without an array of promises and allSettled.
+  const handler = handlers[0];
+  if (handler === undefined) return OK;
+  if (each !== undefined) {
+    ctx.handler = each.names.get(handler) ?? '';
+    if (each.attempt !== undefined) ctx.attempt = each.attempt;
   }
+  const startedMs = performance.now();
+  let value: unknown;
+  try {
+    value = traced === undefined ? handler(event, ctx) : traced(handler, event, ctx);
+  } catch (error) {
+    return oneFailed(router, handler, error, event, ctx, startedMs, then);
+  }
+  // A thenable is awaited as `await` would; anything else is the handler's result already.
+  if (typeof (value as PromiseLike<unknown> | null)?.then === 'function') {
+    return Promise.resolve(value).then(
+      (settled) => oneSucceeded(handler, settled, event, ctx, startedMs),
+      (error: unknown) => oneFailed(router, handler, error, event, ctx, startedMs, then),
+    );
+  }
+  return oneSucceeded(handler, value, event, ctx, startedMs);
+}
+
+function oneSucceeded(
+  handler: EventHandler<AnyWebhookEvent>,
+  value: unknown,
+  event: AnyWebhookEvent,
+  ctx: DeliveryContext,
+  startedMs: number,
+): Outcome {
+  ctx.settled('ok', startedMs);
+  if (value !== undefined) warnReturnedValue(handler, value, event, ctx);
+  return OK;
+}
+
+function oneFailed(
+  router: EventRouter,
+  handler: EventHandler<AnyWebhookEvent>,
+  error: unknown,
+  event: AnyWebhookEvent,
+  ctx: DeliveryContext,
+  startedMs: number,
+  then: AfterFailure,
+): Outcome {
+  ctx.settled('failed', startedMs);
+  const failures = [{ error, ctx, handler }];
+  tellErrorHandlers(router, failures, event, then);
+  return failed(failures);
+}
+
+/** Several handlers at once, each settled apart (see {@link runHandlers}). */
+async function runSeveral(
+  router: EventRouter,
+  handlers: readonly EventHandler<AnyWebhookEvent>[],
+  event: AnyWebhookEvent,
+  ctx: DeliveryContext,
+  traced: ReturnType<TracingHooks['handlerTracer']>,
+  then: AfterFailure,
+  each: PerHandler | undefined,
+): Promise<Outcome> {
+  const contexts = handlers.map((h) => ctx.named(each?.names.get(h) ?? '', each?.attempt));
+  let pending = handlers.length;
+  let anyFailed = false;
+  const record = each?.record;
+  const results = await Promise.allSettled(
+    handlers.map((handler, i) => {
+      const own = contexts[i] as DeliveryContext;
+      const startedMs = performance.now();
+      const running = traced === undefined ? runOne(handler, event, own) : traced(handler, event, own);
+      return running.then(
+        async (value) => {
+          own.settled('ok', startedMs);
+          pending--;
+          if (record !== undefined && (pending > 0 || anyFailed)) await record(own.handler);
+          return value;
+        },
+        (error: unknown) => {
+          own.settled('failed', startedMs);
+          pending--;
+          anyFailed = true;
+          throw error;
+        },
+      );
+    }),
+  );
+  const failures: Failure[] = [];
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i] as PromiseSettledResult<unknown>;
+    const own = contexts[i] as DeliveryContext;
+    const handler = handlers[i] as EventHandler<AnyWebhookEvent>;
+    if (result.status === 'rejected') failures.push({ error: result.reason, ctx: own, handler });
+    else if (result.value !== undefined) warnReturnedValue(handler, result.value, event, own);
+  }
+  if (failures.length === 0) return OK;
   tellErrorHandlers(router, failures, event, then);
   return failed(failures);
 }
