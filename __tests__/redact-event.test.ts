@@ -106,6 +106,20 @@ describe('createRedactor', () => {
     expect((out.data.metadata as Record<string, unknown>).team).not.toBe('red');
   });
 
+  it('never gives a value back as its own fake, however short (a one-digit site code has ten fakes)', () => {
+    const kept: string[] = [];
+    for (let k = 0; k < 5; k++) {
+      const redact = createRedactor({ key: Buffer.alloc(32, k) });
+      for (let n = 0; n < 1000; n++) {
+        for (const value of [String(n), String(n).padStart(3, '0'), `x${n % 26}`]) {
+          const out = redact({ ...issued, data: { site_code: value } });
+          if (out.data.site_code === value) kept.push(`key ${k}: ${value}`);
+        }
+      }
+    }
+    expect(kept).toEqual([]);
+  });
+
   it('lists the spec fields it redacts', () => {
     expect(PERSONAL_FIELDS).toEqual(
       expect.arrayContaining([...Object.keys(personal), ...Object.keys(credential)]),

@@ -40,11 +40,26 @@ export interface RedactOptions {
   key?: Buffer;
 }
 
-/** Each character replaced by one of its own kind (digit, hex letter, letter, same case); the rest kept. */
+// A short value has few fakes of its shape (a one-digit site code ten), so a draw may give the value
+// back: it is drawn again, still derived from the key, so the same value keeps the same fake.
+const DRAWS = 32;
+
+/**
+ * Each character replaced by one of its own kind (digit, hex letter, letter, same case); the rest
+ * kept. Never the value itself, unless it has nothing to replace.
+ */
 function fakeOf(value: string, key: Buffer): string {
+  let out = value;
+  for (let draw = 0; draw < DRAWS && out === value; draw++) out = drawFake(value, key, draw);
+  return out;
+}
+
+function drawFake(value: string, key: Buffer, draw: number): string {
   let bytes = Buffer.alloc(0);
+  // The first draw's input is what it always was, so fakes recorded before stay the same.
+  const salt = draw === 0 ? '' : `${draw}\0`;
   for (let block = 0; bytes.length < value.length; block++)
-    bytes = Buffer.concat([bytes, createHmac('sha256', key).update(`${block}\0${value}`).digest()]);
+    bytes = Buffer.concat([bytes, createHmac('sha256', key).update(`${salt}${block}\0${value}`).digest()]);
   let out = '';
   for (let i = 0; i < value.length; i++) {
     const c = value[i] as string;
