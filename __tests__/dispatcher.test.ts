@@ -175,6 +175,20 @@ describe('a MemoryStore answers the receiver at once, through its own steps only
     expect(sub.calls).toEqual(['claimHandlers', 'claimHandlers', 'markDone']);
   });
 
+  it('calls a method replaced after the receiver was built (a spy added in a test) through the replacement', async () => {
+    const store = new MemoryStore({ logger: false });
+    const router = createEventRouter().on('ag.hid_org.created', () => undefined);
+    const { d } = await start({ router, idempotency: store, logger: false });
+    const marked: string[] = [];
+    const markDone = store.markDone.bind(store);
+    store.markDone = (...args) => (marked.push(args[0]), markDone(...args));
+    const event = buildEvent('ag.hid_org.created', {}, { id: 'evt_spied_later' });
+    expect((await d.send(tokenDelivery(TOKEN, event))).status).toBe(200);
+    expect(marked).toEqual([keyOf(event)]);
+    expect(await store.get(keyOf(event))).toBe('done');
+    store.close();
+  });
+
   it.each([
     ['a synchronous handler', () => undefined],
     ['an async handler', async () => undefined],

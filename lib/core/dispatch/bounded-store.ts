@@ -117,6 +117,42 @@ export function boundedStore(
   const countsRun = (outcome: Outcome, counted: boolean) =>
     counted && !outcome.ok && outcome.errors.length > 0;
 
+  const nowCalls: BoundedStoreNow | undefined =
+    callsNow === undefined
+      ? undefined
+      : {
+          claim(key, token, eventId) {
+            try {
+              return callsNow.claim(key, token, leaseMs);
+            } catch (error) {
+              return storeUnavailable(warn, eventId, error);
+            }
+          },
+          claimHandlers(key, token, eventId) {
+            try {
+              return callsNow.claimHandlers(key, token, leaseMs);
+            } catch (error) {
+              return storeUnavailable(warn, eventId, error);
+            }
+          },
+          settle(key, token, outcome, eventId, linger, counted = true) {
+            try {
+              if (!outcome.ok) {
+                callsNow.release(key, token, countsRun(outcome, counted) ? retentionMs : undefined);
+                return outcome;
+              }
+            } catch (error) {
+              return notReleased(error, outcome, eventId);
+            }
+            try {
+              noteMarkDone(callsNow.markDone(key, token, retentionMs), eventId);
+            } catch (error) {
+              return notMarked(error, outcome, key, token, eventId, linger);
+            }
+            return outcome;
+          },
+        };
+
   // Promise chains, not async functions: these run for every delivery, and an async frame costs more.
   // A store method that throws instead of rejecting is caught all the same.
   return {
@@ -205,41 +241,11 @@ export function boundedStore(
         return Promise.resolve(failed(error));
       }
     },
-    now:
-      callsNow === undefined
-        ? undefined
-        : {
-            claim(key, token, eventId) {
-              try {
-                return callsNow.claim(key, token, leaseMs);
-              } catch (error) {
-                return storeUnavailable(warn, eventId, error);
-              }
-            },
-            claimHandlers(key, token, eventId) {
-              try {
-                return callsNow.claimHandlers(key, token, leaseMs);
-              } catch (error) {
-                return storeUnavailable(warn, eventId, error);
-              }
-            },
-            settle(key, token, outcome, eventId, linger, counted = true) {
-              try {
-                if (!outcome.ok) {
-                  callsNow.release(key, token, countsRun(outcome, counted) ? retentionMs : undefined);
-                  return outcome;
-                }
-              } catch (error) {
-                return notReleased(error, outcome, eventId);
-              }
-              try {
-                noteMarkDone(callsNow.markDone(key, token, retentionMs), eventId);
-              } catch (error) {
-                return notMarked(error, outcome, key, token, eventId, linger);
-              }
-              return outcome;
-            },
-          },
+    // Asked at each delivery, not once: a method replaced after the receiver was built (a test's
+    // spy) must be the one called. Four comparisons and a cached object.
+    get now() {
+      return nowCalls !== undefined && storeCallsNow(store) !== undefined ? nowCalls : undefined;
+    },
   };
 
   /** A fenced markDone: this delivery outran its lease and another took the event over. */
