@@ -495,6 +495,26 @@ describeEachEngine(
       expect((await inbox.issues()).map((i) => i.count)).toEqual([1]);
     });
 
+    it('answers 503, not 200, while another receiver holds the job taken and unfailed; 200 once it is failed', async () => {
+      const { inbox, held } = parts('taken');
+      const event = textBalance('evt_held');
+      const left = queued(event);
+      await held.add(left.type, left, { jobId: jobIdFor(left.key), removeOnFail: false });
+      // Another receiver's take (a lock longer than the row), then nothing: it never fails the job.
+      const taker = new Worker(held.name, null, { connection: { url: server().url }, autorun: false });
+      opened.push(taker);
+      const token = 'a-receiver-that-hangs';
+      const job = await taker.getNextJob(token, { block: false });
+      expect(job?.id).toBe(jobIdFor(left.key));
+      const d = await receiver(inbox);
+      expect((await d.send(delivery(event))).status).toBe(503);
+      expect(await inbox.status()).toMatchObject({ dead: 0 });
+      // Its taker fails it at last: the retry is acknowledged, one dead letter.
+      await job!.moveToFailed(new Error('unreadable'), token);
+      expect((await d.send(delivery(event))).status).toBe(200);
+      expect((await inbox.deadLetters()).map((l) => l.delivery.id)).toEqual(['evt_held']);
+    });
+
     it("is read by the CLI's read-only inbox: status, dead letters and issues", async () => {
       const { inbox } = parts('cli');
       expect((await (await receiver(inbox)).send(delivery(textBalance('evt_cli')))).status).toBe(200);

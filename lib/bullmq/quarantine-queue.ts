@@ -62,8 +62,14 @@ export function quarantineQueue(at: QuarantineAt, client: () => Promise<TallyCli
     prefix: at.prefix,
     ...(at.skipVersionCheck === undefined ? {} : { skipVersionCheck: at.skipVersionCheck }),
   };
+  let closed = false;
+  const refuseClosed = () => {
+    if (closed)
+      throw new Error(`[service-webhooks] ${name} is closed; open a new inbox to quarantine or read it`);
+  };
   const queue = () => {
     if (made === undefined) {
+      refuseClosed();
       made = new (loadBullmq().Queue)(name, {
         connection: at.connection,
         ...settings,
@@ -76,6 +82,8 @@ export function quarantineQueue(at: QuarantineAt, client: () => Promise<TallyCli
   };
   function worker(): Worker {
     if (taker === undefined) {
+      // Made after close(), its stalled check and connection would never be closed.
+      refuseClosed();
       const { connection, release } = workerConnection(at.connection);
       const lockDuration = at.lockDuration ?? 30_000;
       const w = new (loadBullmq().Worker)(name, null, {
@@ -142,11 +150,19 @@ export function quarantineQueue(at: QuarantineAt, client: () => Promise<TallyCli
         await new Promise((resolve) => setTimeout(resolve, 50));
         if (state === 'waiting' && (await sweep(id))) return;
       }
+      // Held in Redis but not a dead letter yet (its taker killed holding the lock, or this inbox
+      // closing): not acknowledged, so the Service's retry finds it again and fails it then.
+      throw new Error(
+        `[service-webhooks] the quarantined event's job is held in ${name} but was not failed within ${
+          TAKEN_WAITS * 50
+        } ms (taken by a receiver that did not fail it, or the inbox is closing); answering 503 so the Service retries it`,
+      );
     },
     async sweep() {
       await sweep();
     },
     async close() {
+      closed = true;
       // A sweep Redis does not answer is not waited for past a moment: close() is bounded.
       await Promise.race([sweeping, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (taker !== undefined) await taker.worker.close().finally(taker.release);
