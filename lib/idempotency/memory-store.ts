@@ -106,6 +106,8 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
    * The receiver's way in: the same steps as `claim`, `claimHandlers`, `markDone` and `release`,
    * answered at once, so a delivery does not wait a promise turn for each. Undefined once any of
    * those methods was replaced (a subclass, a spy): the replacement is then what gets called.
+   *
+   * @internal The receiver's, not part of the store's API.
    */
   [ANSWERS_NOW](): StoreCallsNow | undefined {
     const own = MemoryStore.prototype;
