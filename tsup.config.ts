@@ -1,4 +1,7 @@
-import { defineConfig } from 'tsup';
+import path from 'node:path';
+import { defineConfig, type Options } from 'tsup';
+
+type EsbuildPlugin = NonNullable<Options['esbuildPlugins']>[number];
 
 /**
  * One bundle per entry (issue 19: a main entry that loads a handful of modules, not one per source
@@ -29,28 +32,108 @@ const NODE_CHECK = [
   '})();',
 ].join('\n');
 
+const MAIN = 'lib/index.ts';
+
+const ENTRIES: Record<string, string> = {
+  index: MAIN,
+  'testing/index': 'lib/testing/index.ts',
+  'emulator/index': 'lib/emulator/index.ts',
+  'console/index': 'lib/console/index.ts',
+  'metrics/index': 'lib/metrics/index.ts',
+  'redis/index': 'lib/redis/index.ts',
+  'postgres/index': 'lib/postgres/index.ts',
+  'bullmq/index': 'lib/bullmq/index.ts',
+  'pg-boss/index': 'lib/pg-boss/index.ts',
+  'fastify/index': 'lib/fastify/index.ts',
+  'nestjs/index': 'lib/nestjs/index.ts',
+  'inbox-console/index': 'lib/inbox-console/index.ts',
+  'cli/index': 'lib/cli/index.ts',
+  'cli/bin': 'lib/cli/bin.ts',
+  // Not public subpaths: files of their own that a require() loads on first use (entryRequires).
+  'mtls/index': 'lib/mtls/index.ts',
+  'cli/read-only-bullmq-inbox': 'lib/cli/read-only-bullmq-inbox.ts',
+  'pg-boss/read-only-pg-boss-inbox': 'lib/pg-boss/read-only-pg-boss-inbox.ts',
+};
+
+/**
+ * A `require()` of a `lib/` file stays a `require()` of that file's own bundle (lib/lazy-mtls.ts,
+ * lib/cli/open-inbox.ts), so it is loaded on first use. Bundled instead, esbuild would wrap the
+ * required module, and every module it reaches (most of the receiver), in a lazy initialiser run at
+ * load, a cost every entry sharing those modules paid (issue 36: cold start). The path is relative to
+ * dist/: the calls go through esbuild's `require` shim, which lives in a chunk there. A required file
+ * that is no entry fails the build, naming it.
+ */
+const entryRequires: EsbuildPlugin = {
+  name: 'entry-requires',
+  setup(build) {
+    const lib = path.resolve('lib');
+    const entryOf = new Map(Object.entries(ENTRIES).map(([name, file]) => [path.resolve(file), name]));
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (args.kind !== 'require-call') return undefined;
+      const target = path.resolve(args.resolveDir, args.path);
+      if (!target.startsWith(`${lib}${path.sep}`)) return undefined;
+      const entry = entryOf.get(`${target.replace(/\.ts$/, '')}.ts`);
+      if (entry === undefined)
+        return {
+          errors: [
+            {
+              text: `[service-webhooks] ${path.relative('.', args.importer)} requires ${args.path}, which is no entry of tsup.config.ts: add it to ENTRIES (a file of its own), or import it`,
+            },
+          ],
+        };
+      return { path: `./${entry}`, external: true };
+    });
+  },
+};
+
+/** Entries meant to run without a receiver: they do not load the main entry's code (sharesMain). */
+const STANDALONE = new Set(['console/index', 'emulator/index', 'cli/index', 'cli/bin']);
+
+/**
+ * Every other subpath (the test kit, the stores, the inboxes, metrics, Fastify, NestJS, the inbox
+ * console) reaches the whole of the main entry's code, so that code is one chunk. esbuild puts a module
+ * in the chunk of the set of entries reaching it; each subpath reaching a different part of the
+ * receiver split the main entry into 15 chunks, and a file costs a cold start about as much as 10 KB
+ * of code (issue 36: 20 modules, `import()` 1.8x @octokit/webhooks). The entry's module is left as it
+ * is for its other importers; its entry point is a module re-exporting it beside a use of the main
+ * entry's namespace (a bare import would be tree-shaken away). Such a subpath loads the receiver with
+ * it, as an app using it does anyway.
+ */
+const sharesMain: EsbuildPlugin = {
+  name: 'shares-main',
+  setup(build) {
+    const main = path.resolve(MAIN);
+    build.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind !== 'entry-point') return undefined;
+      const file = path.resolve(args.path);
+      const name = Object.entries(ENTRIES).find(([, source]) => path.resolve(source) === file)?.[0];
+      if (name === undefined || name === 'index' || STANDALONE.has(name)) return undefined;
+      // Relative, as the maps name it: no map carries the build machine's paths.
+      return { path: path.relative('.', file), namespace: 'shares-main' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'shares-main' }, (args) => {
+      const dir = path.dirname(path.resolve(args.path));
+      const relative = (file: string) => {
+        const specifier = path.relative(dir, file).replace(/\.ts$/, '');
+        return specifier.startsWith('.') ? specifier : `./${specifier}`;
+      };
+      return {
+        contents: [
+          `export * from ${JSON.stringify(relative(path.resolve(args.path)))};`,
+          `import * as mainEntry from ${JSON.stringify(relative(main))};`,
+          `if (mainEntry === undefined) throw new Error('[service-webhooks] the main entry did not load');`,
+        ].join('\n'),
+        resolveDir: dir,
+        loader: 'ts',
+      };
+    });
+  },
+};
+
 // eslint-disable-next-line no-restricted-syntax -- tsup reads its configuration from the default export
 export default defineConfig({
-  entry: {
-    index: 'lib/index.ts',
-    'testing/index': 'lib/testing/index.ts',
-    'emulator/index': 'lib/emulator/index.ts',
-    'console/index': 'lib/console/index.ts',
-    'metrics/index': 'lib/metrics/index.ts',
-    'redis/index': 'lib/redis/index.ts',
-    'postgres/index': 'lib/postgres/index.ts',
-    'bullmq/index': 'lib/bullmq/index.ts',
-    'pg-boss/index': 'lib/pg-boss/index.ts',
-    'fastify/index': 'lib/fastify/index.ts',
-    'nestjs/index': 'lib/nestjs/index.ts',
-    'inbox-console/index': 'lib/inbox-console/index.ts',
-    'cli/index': 'lib/cli/index.ts',
-    'cli/bin': 'lib/cli/bin.ts',
-    // Not a public subpath: lib/lazy-mtls.ts requires it the first time mTLS is configured.
-    'mtls/index': 'lib/mtls/index.ts',
-  },
-  // Left a require of its own file, not bundled into the main entry (lib/lazy-mtls.ts).
-  external: ['./mtls/index'],
+  entry: ENTRIES,
+  esbuildPlugins: [entryRequires, sharesMain],
   format: ['cjs'],
   splitting: true,
   sourcemap: true,

@@ -1,4 +1,4 @@
-import { parse as parseContentType } from 'content-type';
+import { contentType as contentTypeModule } from '../../lazy-content-type';
 import { HttpProblem } from '../http-problem';
 
 const STRUCTURED_TYPES = new Set(['application/cloudevents+json', 'application/json']);
@@ -40,9 +40,9 @@ export function checkContent(
   if (contentType === undefined) throw unsupported('The request has no Content-Type.');
   // As senders spell it, then in any case: the lowercase copy is made only for the unusual spellings.
   if (!binary && (KNOWN_GOOD.has(contentType) || KNOWN_GOOD.has(contentType.toLowerCase()))) return;
-  let parsed: ReturnType<typeof parseContentType>;
+  let parsed: ReturnType<ReturnType<typeof contentTypeModule>['parse']>;
   try {
-    parsed = parseContentType(contentType);
+    parsed = contentTypeModule().parse(contentType);
   } catch {
     throw unsupported('The Content-Type header cannot be parsed.');
   }

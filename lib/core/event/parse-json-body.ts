@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import sjson from 'secure-json-parse';
+import { secureJsonParse } from '../../lazy-secure-json-parse';
 import { HttpProblem } from '../http-problem';
 
 /** `__proto__` keys and `constructor.prototype` chains are dropped wherever they appear. */
@@ -38,7 +38,7 @@ export function parseJsonText(text: string): unknown {
   }
   // A key can also be spelled with escapes (`"\u005f_proto__"`), so any escape takes the slow path.
   if (needsScan(text)) {
-    if (typeof value === 'object' && value !== null) sjson.scan(value, SAFE_JSON);
+    if (typeof value === 'object' && value !== null) secureJsonParse().scan(value, SAFE_JSON);
   }
   return value;
 }
@@ -47,7 +47,7 @@ export function parseJsonText(text: string): unknown {
 export function fromParsedBody(body: unknown): unknown {
   if (body instanceof Uint8Array) return parseJsonText(decodeUtf8(body));
   if (typeof body === 'string') return parseJsonText(body);
-  if (typeof body === 'object' && body !== null) return sjson.scan(body, SAFE_JSON) ?? body;
+  if (typeof body === 'object' && body !== null) return secureJsonParse().scan(body, SAFE_JSON) ?? body;
   throw badRequest(
     'body-consumed',
     'The request body was read by another middleware but not left in req.body; mount the receiver before that middleware or have it store the body.',

@@ -1,4 +1,4 @@
-import bytes from 'bytes';
+import { bytes } from '../../lazy-bytes';
 import { OptionsError } from '../../options-error';
 
 const DEFAULT_LIMIT = 1024 * 1024;
@@ -12,7 +12,7 @@ const SIZE = /^(?:\d+\s*b?|\d+(?:\.\d+)?\s*(?:kb|mb|gb))$/i;
 export function parseLimit(limit: unknown, where: string): number {
   if (limit === undefined) return DEFAULT_LIMIT;
   const text = typeof limit === 'string' ? limit.trim() : undefined;
-  const parsed = text === undefined ? limit : SIZE.test(text) ? bytes.parse(text) : null;
+  const parsed = text === undefined ? limit : SIZE.test(text) ? bytes().parse(text) : null;
   if (typeof parsed !== 'number' || !Number.isSafeInteger(parsed) || parsed <= 0) {
     throw new OptionsError(
       'ERR_SW_LIMIT',
