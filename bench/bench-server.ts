@@ -142,18 +142,9 @@ export async function serveMeasured(
     }
   });
   const { port } = server.address() as AddressInfo;
-  // Without a parent's channel (under valgrind, say: bench/instructions.ts), the port goes to stdout,
-  // and SIGUSR2 runs a full collection (with --expose-gc), said done on stdout: a count taken right
-  // after it starts every receiver from the same heap, not from wherever its first collection falls.
-  if (process.send === undefined) {
-    const gc = (globalThis as { gc?: () => void }).gc;
-    if (gc !== undefined)
-      process.on('SIGUSR2', () => {
-        gc();
-        console.log(JSON.stringify({ collected: true }));
-      });
-    console.log(JSON.stringify({ port }));
-  } else process.send({ port });
+  // Without a parent's channel (under valgrind, say: bench/instructions.ts), the port goes to stdout.
+  if (process.send === undefined) console.log(JSON.stringify({ port }));
+  else process.send({ port });
 }
 
 if (require.main === module) void listener(process.argv[2] as Kind).then((inner) => serveMeasured(inner));

@@ -2,11 +2,10 @@
 // doors against its peer, and a bare node:http server as the floor. Counted, not timed, on one thread
 // with a fixed GC schedule, so the figure moves little on a busy machine (the kernel's share of a
 // socket write is not counted: it is the same for every receiver).
-import { execFileSync, spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import type { Kind } from './bench-server';
 import { run } from './load-round';
 
@@ -62,29 +61,6 @@ function countInstructions(dir: string): InstructionCount {
   return count;
 }
 
-/**
- * Has the server run a full collection (SIGUSR2) and waits for it. Without it a receiver's first full
- * collection fell inside the counted window or not, by its heap after the warm-up: the same node door
- * read 465k and 409k, its GC 60k to 120k apart. After it, the window holds the collections its
- * requests cause, not the warm-up's.
- */
-async function collected(child: ChildProcessByStdio<null, Readable, null>): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error('the server under valgrind did not collect in 120 s')),
-      120_000,
-    );
-    const onData = (chunk: Buffer) => {
-      if (!chunk.toString().includes('"collected"')) return;
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      resolve();
-    };
-    child.stdout.on('data', onData);
-    child.kill('SIGUSR2');
-  });
-}
-
 /** Instructions one request of `kind` costs its server, after a warm-up, under callgrind. */
 export async function instructionsPerRequest(kind: Kind): Promise<InstructionCount> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-callgrind-'));
@@ -102,8 +78,6 @@ export async function instructionsPerRequest(kind: Kind): Promise<InstructionCou
       // request in two runs. A fixed schedule takes most of that out: two runs side by side read
       // 482.8k and 485.6k, one door at loads of 3 and 15 still 4 % apart.
       '--predictable-gc-schedule',
-      // For the full collection before the count (SIGUSR2, bench-server.ts).
-      '--expose-gc',
       path.join(__dirname, 'bench-server.js'),
       kind,
     ],
@@ -125,7 +99,6 @@ export async function instructionsPerRequest(kind: Kind): Promise<InstructionCou
     });
     const url = `http://127.0.0.1:${port}/hook`;
     await run(url, kind, { amount: WARM_UP }, { notProcessed: 0 });
-    await collected(child);
     execFileSync('callgrind_control', ['--zero', String(child.pid)], { stdio: 'ignore' });
     const counts = { notProcessed: 0 };
     await run(url, kind, { amount: MEASURED }, counts);
