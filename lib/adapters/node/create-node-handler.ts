@@ -35,11 +35,6 @@ const NOT_FOUND = problemAnswer(
   }),
 );
 
-/** Another path's request, handed on; a `next` that throws rejects, as it did from an async handler. */
-async function passOn(next: () => unknown): Promise<void> {
-  await next();
-}
-
 function pathOf(url: string | undefined): string {
   if (url === undefined) return '/';
   const query = url.indexOf('?');
@@ -61,18 +56,22 @@ export function createNodeHandler(options: NodeHandlerOptions): NodeHandler {
   }
   const core = createReceiverCore(options, 'createNodeHandler', openTelemetryTracing, ['path']);
 
-  // No async function: the answer is written in a reaction on handle()'s own promise, which is also
-  // what the caller gets, without a promise and an await resumption of the handler's own.
-  const handler = function nodeHandler(req: IncomingMessage, res: ServerResponse, next?: () => unknown) {
+  const handler = async function nodeHandler(
+    req: IncomingMessage,
+    res: ServerResponse,
+    next?: () => unknown,
+  ) {
     if (path !== undefined && pathOf(req.url) !== path) {
-      if (next !== undefined) return passOn(next);
+      if (next !== undefined) {
+        await next();
+        return;
+      }
       writeAnswer(res, NOT_FOUND);
-      return Promise.resolve();
+      return;
     }
-    return core.handle(nodeRequest(req)).then(({ answer, record }) => {
-      writeAnswer(res, answer);
-      core.report(record);
-    });
+    const { answer, record } = await core.handle(nodeRequest(req));
+    writeAnswer(res, answer);
+    core.report(record);
   } as NodeHandler;
   handler.drain = core.drain;
   return handler;
