@@ -99,6 +99,42 @@ describe('createNodeHandler inside other frameworks', () => {
       server.close();
     }
   });
+  it("settles its promise once the answer is written, and hands another path to next, a throwing next's error as a rejection", async () => {
+    const { options } = setup();
+    const handler = createNodeHandler({ ...options, path: '/webhooks' });
+    const settled: string[] = [];
+    const server = http.createServer((req, res) => {
+      let promise: Promise<void> | undefined;
+      try {
+        promise = handler(req, res, () => {
+          if (req.url === '/throws') throw new Error('next failed');
+          return new Promise<void>((resolve) => setTimeout(() => resolve(void res.end('next')), 20));
+        });
+      } catch {
+        settled.push(`${req.url} threw`);
+        res.end('threw');
+        return;
+      }
+      promise.then(
+        () => settled.push(`${req.url} resolved, answer written: ${res.writableEnded}`),
+        (error: Error) => (settled.push(`${req.url} rejected: ${error.message}`), res.end('rejected')),
+      );
+    });
+    const base = await listen(server);
+    try {
+      expect((await deliver(`${base}/webhooks`, 'evt_settled')).status).toBe(200);
+      expect(await (await fetch(`${base}/other`)).text()).toBe('next');
+      expect(await (await fetch(`${base}/throws`)).text()).toBe('rejected');
+      expect(settled).toEqual([
+        '/webhooks resolved, answer written: true',
+        '/other resolved, answer written: true',
+        '/throws rejected: next failed',
+      ]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });
 
 describe('createFetchHandler', () => {
