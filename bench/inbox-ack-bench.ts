@@ -3,6 +3,7 @@
 // Each server runs in a process of its own pinned to one core (the load generator on the other), in
 // rounds that alternate their order, so both sides of a ratio see the same load on a shared machine.
 //   node .bench-build/bench/inbox-ack-bench.js [--rounds 7] [--seconds 3] [--only BullMQ|pg-boss] [--json]
+//   node .bench-build/bench/inbox-ack-bench.js --split [--rounds 3] [--seconds 3]   where BullMQ's CPU goes
 // Run by `npm run bench`, whose goal table holds its rows. The Redis keeps no append-only file and the
 // PostgreSQL does not fsync: the engines' own disk waits are left out, so what is measured is what the
 // receiver adds to the engine's own round trip.
@@ -26,7 +27,17 @@ export const ACK_KINDS = [
   'bare: node:http + JSON.parse + boss.send',
   'ours: inbox on pg-boss',
 ] as const;
-type AckKind = (typeof ACK_KINDS)[number];
+/**
+ * `--split`: the BullMQ pair and three servers between them, each in a process of its own in the same
+ * rounds, so the inbox's CPU a request splits into the door and pipeline (the enqueue answered at
+ * once), the engine's add of our delivery, and the inbox's job options with its job id.
+ */
+export const SPLIT_KINDS = [
+  'split: node:http + JSON.parse, no add',
+  'split: our door, the inbox answering at once',
+  'split: our door, our delivery by a bare queue.add',
+] as const;
+type AckKind = (typeof ACK_KINDS)[number] | (typeof SPLIT_KINDS)[number];
 
 const CONNECTIONS = 32;
 const SERVER_CPU = 1;
@@ -37,6 +48,19 @@ async function listener(
   kind: AckKind,
   url: string,
 ): Promise<{ listen: http.RequestListener; close(): Promise<void> }> {
+  if (kind === SPLIT_KINDS[0])
+    return {
+      listen: (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string };
+          res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+          res.end(JSON.stringify({ id: event.id, status: 'queued' }));
+        });
+      },
+      close: async () => undefined,
+    };
   if (kind.startsWith('bare')) {
     let enqueue: (event: { id: string; type: string }) => Promise<unknown>;
     let close: () => Promise<void>;
@@ -75,16 +99,30 @@ async function listener(
       close,
     };
   }
-  const inbox = kind.includes('BullMQ')
-    ? bullmqInbox({ connection: url, name: 'ours', logger: false })
-    : pgBossInbox({ connectionString: url, name: 'ours', logger: false });
+  const inbox = kind.includes('pg-boss')
+    ? pgBossInbox({ connectionString: url, name: 'ours', logger: false })
+    : bullmqInbox({ connection: url, name: 'ours', logger: false });
+  let enqueue = inbox.enqueue;
+  let closeBare: () => Promise<unknown> = async () => undefined;
+  if (kind === SPLIT_KINDS[1]) enqueue = async () => undefined;
+  if (kind === SPLIT_KINDS[2]) {
+    // Our delivery as the inbox queues it, with a job id and none of the inbox's job options.
+    const { Queue } = await import('bullmq');
+    const { hostname, port } = new URL(url);
+    const queue = new Queue('bare', { connection: { host: hostname, port: Number(port) } });
+    enqueue = async (delivery) => void (await queue.add(delivery.type, delivery, { jobId: delivery.id }));
+    closeBare = () => queue.close();
+  }
   const handler = createNodeHandler({
     bearerTokens: [TOKEN],
     router: createEventRouter(),
     logger: false,
-    inbox,
+    inbox: enqueue === inbox.enqueue ? inbox : { ...inbox, enqueue },
   });
-  return { listen: (req, res) => void handler(req, res), close: () => inbox.close() };
+  return {
+    listen: (req, res) => void handler(req, res),
+    close: () => Promise.all([inbox.close(), closeBare()]).then(() => undefined),
+  };
 }
 
 function message<T>(child: ReturnType<typeof fork>, key: string): Promise<T> {
@@ -218,6 +256,34 @@ export async function inboxAckBench(rounds: number, seconds: number, only?: Engi
   return { rows, ratios };
 }
 
+/**
+ * The BullMQ pair and the three split servers in alternating rounds: the median CPU µs a request of
+ * each, and the differences that say where the inbox's CPU goes.
+ */
+export async function splitBench(rounds: number, seconds: number): Promise<Record<string, number>> {
+  pinLoadGenerator();
+  const kinds = [SPLIT_KINDS[0], ACK_KINDS[0], SPLIT_KINDS[1], SPLIT_KINDS[2], ACK_KINDS[1]];
+  const cpu = new Map<AckKind, number[]>(kinds.map((k) => [k, []]));
+  const redis = await startRedisServer();
+  try {
+    for (let r = 0; r < rounds; r++) {
+      for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse())
+        cpu.get(kind)?.push((await round(kind, redis.url, seconds)).cpuMicrosPerRequest);
+      console.error(`inbox ack split: round ${r + 1}/${rounds} done`);
+    }
+  } finally {
+    await redis.close();
+  }
+  const at = (kind: AckKind) => median(cpu.get(kind) ?? []);
+  return {
+    ...Object.fromEntries(kinds.map((k) => [k, Math.round(at(k))])),
+    'the add, in the bare server': Math.round(at(ACK_KINDS[0]) - at(SPLIT_KINDS[0])),
+    'the door, no add': Math.round(at(SPLIT_KINDS[1]) - at(SPLIT_KINDS[0])),
+    'the add of our delivery, in our door': Math.round(at(SPLIT_KINDS[2]) - at(SPLIT_KINDS[1])),
+    "the inbox's job options and job id": Math.round(at(ACK_KINDS[1]) - at(SPLIT_KINDS[2])),
+  };
+}
+
 /** The goal rows of `npm run bench`: [name, min, median, goal, higher is better]. */
 export function ackGoals(bench: AckBench): [string, number, number, number, boolean][] {
   return bench.ratios.flatMap(({ engine, throughput, p99 }) => [
@@ -234,6 +300,11 @@ if (require.main === module) {
     void listener(args[1] as AckKind, args[2] as string).then(({ listen, close }) =>
       serveMeasured(listen, close),
     );
+  else if (args.includes('--split'))
+    void splitBench(flag('--rounds', 3), flag('--seconds', 3)).then((split) => {
+      console.log(`CPU µs a request, medians; load ${os.loadavg()[0]?.toFixed(1)}:`);
+      console.table(split);
+    });
   else
     void inboxAckBench(
       flag('--rounds', 7),
