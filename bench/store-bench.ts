@@ -18,6 +18,7 @@ import { startRedisServer } from '../__tests__/support/redis-server';
 import { storeCallsNow, type StoreCallsNow } from '../lib/idempotency/answers-now';
 import type { IdempotencyStore } from '../lib/idempotency/idempotency-store';
 import { MemoryStore } from '../lib/idempotency/memory-store';
+import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { PostgresStore } from '../lib/postgres';
 import { RedisStore } from '../lib/redis';
 
@@ -25,12 +26,13 @@ const HOUR = 3_600_000;
 const LEASE = 60_000;
 const RETENTION = 7 * HOUR;
 
-/** Keys and tokens shaped as lib/idempotency/store-keys.ts makes them (built the same way). */
+/**
+ * Keys made by lib/idempotency/store-keys.ts, as the receiver makes them: its check of the key's text
+ * hands the store a flat string, where a key concatenated here would reach it as a rope, which the
+ * MemoryStore flattens (a copy) and a bare Map keeps as it is: that is the key's cost, not the store's.
+ */
 const SOURCE = 'https://api.service.example/v1/accounts/acct_7f3a9c';
-const keyOf = (i: number) => {
-  const id = `evt_${i.toString(36).padStart(16, '0')}`;
-  return `0:${SOURCE.length}:${SOURCE}${id.length}:${id}`;
-};
+const keyOf = (i: number) => idempotencyKey('', SOURCE, `evt_${i.toString(36).padStart(16, '0')}`);
 const tokenOf = (i: number) => `Xq3vN0aZ_k8.${i.toString(36)}`;
 
 async function deliver(store: IdempotencyStore, key: string, token: string): Promise<void> {
