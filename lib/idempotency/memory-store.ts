@@ -12,8 +12,9 @@ export interface MemoryStoreOptions {
   /** Most keys held at once; past it the oldest is evicted, with a warning. Defaults to `100_000`. */
   maxEntries?: number;
   /**
-   * How often expired keys are swept while idle, and at most how often evictions are reported (one
-   * warning with their count), in milliseconds. Defaults to `60_000`.
+   * How often expired keys are swept, and at most how often evictions are reported (one warning with
+   * their count), in milliseconds. Between sweeps an expired key goes when it is read, or when the
+   * store is full and it is the oldest. Defaults to `60_000`.
    */
   sweepIntervalMs?: number;
   /** Where the eviction warning goes. Defaults to the console. */
