@@ -98,6 +98,56 @@ describe('MemoryStore', () => {
     ]);
   });
 
+  // A key that left by another way than eviction and came back is as new as its return: the slot it
+  // left behind must not evict it in place of the older keys.
+  type Step = (store: MemoryStore) => Promise<unknown>;
+  it.each<[string, Step, Step, Step]>([
+    [
+      'released, then claimed again',
+      (store) => store.claim('a', 't1', HOUR),
+      (store) => store.release('a', 't1'),
+      (store) => store.claim('a', 't2', HOUR),
+    ],
+    [
+      'its lease ran out, then it was claimed again',
+      (store) => store.claim('a', 't1', 10),
+      async () => jest.advanceTimersByTime(10),
+      (store) => store.claim('a', 't2', HOUR),
+    ],
+    [
+      'swept while idle, then marked done again',
+      (store) => store.markDone('a', 't', 10),
+      async () => jest.advanceTimersByTime(60_000),
+      (store) => store.markDone('a', 't', HOUR),
+    ],
+  ])('evicts by age a key that left and came back: %s', async (_name, write, leave, comeBack) => {
+    const logger = captureLogger();
+    const store = make({ maxEntries: 3, logger });
+    await write(store);
+    await store.markDone('b', 't', HOUR);
+    await store.markDone('c', 't', HOUR);
+    await leave(store);
+    await comeBack(store);
+    await store.markDone('d', 't', HOUR);
+    await store.markDone('e', 't', HOUR);
+    expect([await store.get('b'), await store.get('c')]).toEqual([null, null]);
+    expect(await store.get('a')).not.toBeNull();
+    expect([await store.get('d'), await store.get('e')]).toEqual(['done', 'done']);
+    expect(store.size).toBe(3);
+    // The first eviction warns at once: the oldest key, not the one that came back.
+    expect(logger.records.map((r) => r.meta.lastKey)).toEqual(['b']);
+  });
+
+  it.each([
+    ['claim', (store: MemoryStore) => store.claim(undefined as never, 't', HOUR)],
+    ['claimHandlers', (store: MemoryStore) => store.claimHandlers(undefined as never, 't', HOUR)],
+  ])('%s answers a failure as a rejection, never a throw', async (_name, call) => {
+    const store = make();
+    let answer: Promise<unknown> | undefined;
+    expect(() => (answer = call(store))).not.toThrow();
+    await expect(answer).rejects.toThrow(TypeError);
+  });
+
   it('reports evictions at most once per interval, with their count', async () => {
     const logger = captureLogger();
     const store = make({ maxEntries: 10, sweepIntervalMs: 60_000, logger });

@@ -189,10 +189,15 @@ async function main(): Promise<void> {
   const memory_ = storeRows.find((row) => row.store === 'MemoryStore');
   const atCap = Number(memory_?.['CPU µs/delivery (at cap, evicting)']);
   const perEntry = Number(memory_?.['bytes/entry']);
-  console.log(
-    `MemoryStore at its cap: claim + markDone ${fmt(atCap, 2)} µs (goal ≤ 2) ${atCap <= 2 ? 'met' : 'NOT met'}; ${fmt(perEntry)} bytes/entry (goal ≤ 350) ${perEntry <= 350 ? 'met' : 'NOT met'}`,
+  // The goal holds for both ways in: the async methods any caller awaits, and the receiver's calls.
+  const receivers = storeRows.find(
+    (row) => row.store === "MemoryStore, the receiver's calls answered at once",
   );
-  met &&= atCap <= 2 && perEntry <= 350;
+  const atCapNow = Number(receivers?.['CPU µs/delivery (at cap, evicting)']);
+  console.log(
+    `MemoryStore at its cap: claim + markDone ${fmt(atCap, 2)} µs through its async methods, ${fmt(atCapNow, 2)} µs as the receiver calls it (goal ≤ 2, both) ${Math.max(atCap, atCapNow) <= 2 ? 'met' : 'NOT met'}; ${fmt(perEntry)} bytes/entry (goal ≤ 350) ${perEntry <= 350 ? 'met' : 'NOT met'}`,
+  );
+  met &&= atCap <= 2 && atCapNow <= 2 && perEntry <= 350;
   // Sync mode against the durable inbox on each engine (bench/inbox-bench.ts): figures, no goal.
   const inboxRows = JSON.parse(
     execFileSync(process.execPath, [path.join(__dirname, 'inbox-bench.js'), '--json'], {

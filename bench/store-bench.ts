@@ -1,10 +1,13 @@
 /**
  * What one delivery costs each idempotency store: claim + markDone, as the receiver calls them.
- * MemoryStore at its 100 000 cap (µs per delivery, heap bytes per entry after a full GC); RedisStore
+ * MemoryStore at its 100 000 cap (µs per delivery, heap bytes per entry after a full GC), twice:
+ * through its async methods (what any caller awaits) and through the calls the receiver makes,
+ * answered at once (claimHandlers + markDone, no promise), each beside a bare Map called the same
+ * way; RedisStore
  * over node-redis and PostgresStore over pg against real servers started here on loopback (µs per
  * delivery one at a time and with 50 in flight, and round trips per delivery).
  *
- *   npx tsc -p bench/tsconfig.json && node --expose-gc .bench-build/bench/store-bench.js [--json]
+ *   npx tsc -p bench/tsconfig.json && node --expose-gc .bench-build/bench/store-bench.js [--json] [--only MemoryStore]
  *
  * A server that is not installed is reported as skipped; nothing here is a pass/fail test.
  */
@@ -12,8 +15,10 @@ import { Pool } from 'pg';
 import { createClient } from 'redis';
 import { startPostgresServer } from '../__tests__/support/postgres-server';
 import { startRedisServer } from '../__tests__/support/redis-server';
+import { storeCallsNow, type StoreCallsNow } from '../lib/idempotency/answers-now';
 import type { IdempotencyStore } from '../lib/idempotency/idempotency-store';
 import { MemoryStore } from '../lib/idempotency/memory-store';
+import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { PostgresStore } from '../lib/postgres';
 import { RedisStore } from '../lib/redis';
 
@@ -21,32 +26,47 @@ const HOUR = 3_600_000;
 const LEASE = 60_000;
 const RETENTION = 7 * HOUR;
 
-/** Keys and tokens shaped as lib/idempotency/store-keys.ts makes them (built the same way). */
+/**
+ * Keys made by lib/idempotency/store-keys.ts, as the receiver makes them: its check of the key's text
+ * hands the store a flat string, where a key concatenated here would reach it as a rope, which the
+ * MemoryStore flattens (a copy) and a bare Map keeps as it is: that is the key's cost, not the store's.
+ */
 const SOURCE = 'https://api.service.example/v1/accounts/acct_7f3a9c';
-const keyOf = (i: number) => {
-  const id = `evt_${i.toString(36).padStart(16, '0')}`;
-  return `0:${SOURCE.length}:${SOURCE}${id.length}:${id}`;
-};
+const keyOf = (i: number) => idempotencyKey('', SOURCE, `evt_${i.toString(36).padStart(16, '0')}`);
 const tokenOf = (i: number) => `Xq3vN0aZ_k8.${i.toString(36)}`;
 
 async function deliver(store: IdempotencyStore, key: string, token: string): Promise<void> {
   if ((await store.claim(key, token, LEASE)) === 'claimed') await store.markDone(key, token, RETENTION);
 }
 
+/** One delivery as the receiver makes it on a store that answers at once (lib/core/dispatch). */
+function deliverNow(calls: StoreCallsNow, key: string, token: string): void {
+  if (calls.claimHandlers(key, token, LEASE).result === 'claimed') calls.markDone(key, token, RETENTION);
+}
+
+/** A store called through its async methods, or through the calls it answers at once. */
+type Subject = { store: IdempotencyStore } | { now: StoreCallsNow };
+
 /**
- * µs per delivery over `count` deliveries from `first`, `inFlight` at a time, keys built before the
- * clock starts: wall-clock, and this process's CPU time (which a busy machine inflates far less).
+ * µs per delivery over `count` deliveries from `first`, `inFlight` at a time (calls answered at once:
+ * one at a time), keys built before the clock starts: wall-clock, and this process's CPU time (which
+ * a busy machine inflates far less).
  */
-async function timeDeliveries(store: IdempotencyStore, first: number, count: number, inFlight = 1) {
+async function timeDeliveries(subject: Subject, first: number, count: number, inFlight = 1) {
   const keys = Array.from({ length: count }, (_, i) => keyOf(first + i));
   const tokens = Array.from({ length: count }, (_, i) => tokenOf(first + i));
   const start = process.hrtime.bigint();
   const cpu = process.cpuUsage();
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < count; i = next++) await deliver(store, keys[i] ?? '', tokens[i] ?? '');
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
+  if ('now' in subject)
+    for (let i = 0; i < count; i++) deliverNow(subject.now, keys[i] ?? '', tokens[i] ?? '');
+  else {
+    const { store } = subject;
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < count; i = next++) await deliver(store, keys[i] ?? '', tokens[i] ?? '');
+    };
+    await Promise.all(Array.from({ length: inFlight }, worker));
+  }
   const used = process.cpuUsage(cpu);
   return {
     wall: Number(process.hrtime.bigint() - start) / 1_000 / count,
@@ -58,11 +78,11 @@ const gc = (globalThis as { gc?: () => void }).gc;
 const rows: Record<string, unknown>[] = [];
 
 /** The floor under MemoryStore: a bare Map with first-in eviction and nothing else (no expiry, no tokens). */
-class BareMapFloor implements IdempotencyStore {
+class BareMapFloorNow implements StoreCallsNow {
   readonly #map = new Map<string, boolean>();
   readonly #order: (string | undefined)[] = [];
   #head = 0;
-  async claim(key: string): Promise<'claimed' | 'done'> {
+  claim(key: string): 'claimed' | 'done' {
     if (this.#map.has(key)) return 'done';
     this.#map.set(key, false);
     this.#order.push(key);
@@ -72,8 +92,24 @@ class BareMapFloor implements IdempotencyStore {
     }
     return 'claimed';
   }
-  async markDone(key: string): Promise<void> {
+  claimHandlers(key: string) {
+    return { result: this.claim(key), succeeded: [] };
+  }
+  markDone(key: string): boolean {
     if (this.#map.has(key)) this.#map.set(key, true);
+    return true;
+  }
+  release(): void {}
+}
+
+/** The same floor through async methods, as the MemoryStore row calls its own. */
+class BareMapFloor implements IdempotencyStore {
+  readonly #now = new BareMapFloorNow();
+  async claim(key: string): Promise<'claimed' | 'done'> {
+    return this.#now.claim(key);
+  }
+  async markDone(key: string): Promise<void> {
+    this.#now.markDone(key);
   }
   async release(): Promise<void> {}
   async get(): Promise<null> {
@@ -83,38 +119,48 @@ class BareMapFloor implements IdempotencyStore {
 
 async function memoryStore(): Promise<void> {
   if (!gc) throw new Error('run with node --expose-gc, to measure bytes per entry');
-  gc();
-  const before = process.memoryUsage().heapUsed;
-  const store = new MemoryStore({ logger: false });
-  const filling = await timeDeliveries(store, 0, 100_000);
-  gc();
-  const bytes = (process.memoryUsage().heapUsed - before) / 100_000;
-  const full = await timeDeliveries(store, 100_000, 300_000);
-  store.close();
-  const floor = new BareMapFloor();
-  await timeDeliveries(floor, 0, 100_000);
-  const floorFull = await timeDeliveries(floor, 100_000, 300_000);
-  rows.push({
-    store: 'bare Map + first-in eviction (the floor)',
-    'CPU µs/delivery (at cap, evicting)': floorFull.cpu,
-    'µs/delivery (at cap, wall)': floorFull.wall,
-  });
-  rows.push({
-    store: 'MemoryStore',
-    'CPU µs/delivery (filling)': filling.cpu,
-    'CPU µs/delivery (at cap, evicting)': full.cpu,
-    'µs/delivery (at cap, wall)': full.wall,
-    'bytes/entry': bytes,
-  });
+  // Each pair with stores of its own: the MemoryStore first (from a collected heap), then its floor.
+  for (const how of ['async', 'now'] as const) {
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const store = new MemoryStore({ logger: false });
+    const calls = storeCallsNow(store);
+    if (calls === undefined) throw new Error('MemoryStore no longer answers the receiver at once');
+    const subject: Subject = how === 'async' ? { store } : { now: calls };
+    const filling = await timeDeliveries(subject, 0, 100_000);
+    gc();
+    // Bytes in the first pass only: the second starts with the first's stores still to be collected.
+    const bytes = how === 'async' ? (process.memoryUsage().heapUsed - before) / 100_000 : undefined;
+    const full = await timeDeliveries(subject, 100_000, 300_000);
+    store.close();
+    const floor: Subject = how === 'async' ? { store: new BareMapFloor() } : { now: new BareMapFloorNow() };
+    await timeDeliveries(floor, 0, 100_000);
+    const floorFull = await timeDeliveries(floor, 100_000, 300_000);
+    rows.push({
+      store:
+        how === 'async'
+          ? 'bare Map + first-in eviction (the floor)'
+          : 'bare Map + first-in eviction, answered at once (the floor)',
+      'CPU µs/delivery (at cap, evicting)': floorFull.cpu,
+      'µs/delivery (at cap, wall)': floorFull.wall,
+    });
+    rows.push({
+      store: how === 'async' ? 'MemoryStore' : "MemoryStore, the receiver's calls answered at once",
+      'CPU µs/delivery (filling)': filling.cpu,
+      'CPU µs/delivery (at cap, evicting)': full.cpu,
+      'µs/delivery (at cap, wall)': full.wall,
+      'bytes/entry': bytes,
+    });
+  }
 }
 
 /** Counts the commands or queries a store sends, so round trips per delivery are measured, not claimed. */
 async function remote(name: string, store: IdempotencyStore, calls: () => number): Promise<void> {
-  await timeDeliveries(store, 0, 500, 10); // warm: connections, script load, prepared plans
+  await timeDeliveries({ store }, 0, 500, 10); // warm: connections, script load, prepared plans
   const before = calls();
-  const serial = await timeDeliveries(store, 1_000, 2_000);
+  const serial = await timeDeliveries({ store }, 1_000, 2_000);
   const trips = (calls() - before) / 2_000;
-  const parallel = await timeDeliveries(store, 10_000, 10_000, 50);
+  const parallel = await timeDeliveries({ store }, 10_000, 10_000, 50);
   rows.push({
     store: name,
     'µs/delivery (1 at a time)': serial.wall,
@@ -153,11 +199,14 @@ async function postgresStore(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // --only MemoryStore (or RedisStore, PostgresStore): one store's rows.
+  const only = process.argv[process.argv.indexOf('--only') + 1];
   for (const [name, run] of [
     ['MemoryStore', memoryStore],
     ['RedisStore', redisStore],
     ['PostgresStore', postgresStore],
   ] as const) {
+    if (process.argv.includes('--only') && name !== only) continue;
     await run().catch((error: unknown) =>
       rows.push({ store: name, skipped: (error as Error).message.split('\n')[0] }),
     );

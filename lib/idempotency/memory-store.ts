@@ -1,9 +1,9 @@
 import { resolveLogger, type Logger } from '../logger';
 import type { EntityLeaseResult, EntityOrderingStore, EntityPosition } from './entity-ordering-store';
 import { ANSWERS_NOW, type StoreCallsNow } from './answers-now';
-import { EntryQueue, GONE } from './entry-queue';
 import { EvictionReport } from './eviction-report';
 import type { ClaimResult, HandlersClaim, IdempotencyStore, KeyState } from './idempotency-store';
+import { KeyQueue } from './key-queue';
 import { MemoryEntities } from './memory-entities';
 import { checkStoreOptions, wholePositive } from './store-options';
 
@@ -12,8 +12,9 @@ export interface MemoryStoreOptions {
   /** Most keys held at once; past it the oldest is evicted, with a warning. Defaults to `100_000`. */
   maxEntries?: number;
   /**
-   * How often expired keys are swept while idle, and at most how often evictions are reported (one
-   * warning with their count), in milliseconds. Defaults to `60_000`.
+   * How often expired keys are swept, and at most how often evictions are reported (one warning with
+   * their count), in milliseconds. Between sweeps an expired key goes when it is read, or when the
+   * store is full and it is the oldest. Defaults to `60_000`.
    */
   sweepIntervalMs?: number;
   /** Where the eviction warning goes. Defaults to the console. */
@@ -23,13 +24,12 @@ export interface MemoryStoreOptions {
 const KNOWN_KEYS = ['maxEntries', 'sweepIntervalMs', 'logger'] as const;
 
 /**
- * One key's state, kept small: three fields, `token` dropped once done (a done key is never
- * released), the expiry as milliseconds after the store's start so it stays a small integer. Once a
- * handler's success is recorded, `handlers` holds the names and the entry outlives its lease:
- * `expires` is then the retention, `leaseEnd` the lease's end, and a null token means free, not done.
+ * A key being handled: two fields, the expiry as milliseconds after the store's start so it stays a
+ * small integer. Once a handler's success is recorded, `handlers` holds the names and the lease
+ * outlives its end: `expires` is then the retention, `leaseEnd` the lease's end, and a null token
+ * means free.
  */
-interface Entry {
-  readonly key: string;
+interface Lease {
   token: string | null;
   expires: number;
   handlers?: string[];
@@ -38,19 +38,48 @@ interface Entry {
   runs?: number;
 }
 
+/**
+ * One key's state. A done key (most of them, held for hours) is its expiry alone, a small integer the
+ * map holds without an object: no allocation that lives, nothing for the collector to copy or mark.
+ */
+type Entry = Lease | number;
+
+/** When the entry expires, in the store's milliseconds. */
+function expiryOf(entry: Entry): number {
+  return typeof entry === 'number' ? entry : entry.expires;
+}
+
 const NONE: readonly string[] = [];
 /** A new event's claim: shared, so the common case allocates no answer. */
 const NEW_CLAIM: HandlersClaim = Object.freeze({ result: 'claimed', succeeded: NONE, attempt: 1 });
 const BUSY: HandlersClaim = Object.freeze({ result: 'busy', succeeded: NONE });
 const DONE: HandlersClaim = Object.freeze({ result: 'done', succeeded: NONE });
 
+// The async methods' fixed answers, settled once: a settled promise never changes, so every caller
+// may await the same one, and a call allocates no promise of its own.
+const CLAIM_ANSWERS: Readonly<Record<ClaimResult, Promise<ClaimResult>>> = {
+  claimed: Promise.resolve('claimed'),
+  busy: Promise.resolve('busy'),
+  done: Promise.resolve('done'),
+};
+const NEW_CLAIM_ANSWER = Promise.resolve(NEW_CLAIM);
+const BUSY_ANSWER = Promise.resolve(BUSY);
+const DONE_ANSWER = Promise.resolve(DONE);
+const TRUE = Promise.resolve(true);
+const FALSE = Promise.resolve(false);
+const VOID = Promise.resolve();
+
 /** Whether `token` holds a live lease on the entry. */
-function holds(entry: Entry, token: string, now: number): boolean {
-  return entry.token === token && (entry.handlers === undefined || (entry.leaseEnd as number) > now);
+function holds(entry: Entry, token: string, now: number): entry is Lease {
+  return (
+    typeof entry !== 'number' &&
+    entry.token === token &&
+    (entry.handlers === undefined || (entry.leaseEnd as number) > now)
+  );
 }
 
-/** Neither done nor held: an entry with recorded handlers whose lease ended or was given back. */
-function free(entry: Entry, now: number): boolean {
+/** Neither done nor held: a lease with recorded handlers that ended or was given back. */
+function free(entry: Lease, now: number): boolean {
   return entry.handlers !== undefined && (entry.token === null || (entry.leaseEnd as number) <= now);
 }
 
@@ -58,13 +87,13 @@ function free(entry: Entry, now: number): boolean {
  * The default {@link IdempotencyStore}: one process's memory. It forgets everything on restart and is
  * not shared between instances; use a shared store (`service-webhooks/redis`, `service-webhooks/postgres`)
  * for either. Every operation is O(1) amortized, full or not: keys wait in a first-in queue beside the
- * map, so eviction and sweeping take from its head instead of walking the map past deleted slots.
+ * map, so eviction takes from its head instead of walking the map past deleted slots.
  */
 export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
   /** Always `true`: a Map in this process answers at once, so the receiver bounds none of its calls. */
   readonly answersAtOnce = true;
   readonly #entries = new Map<string, Entry>();
-  readonly #queue = new EntryQueue<Entry>((entry) => this.#remove(entry));
+  readonly #queue = new KeyQueue();
   readonly #start = Date.now();
   readonly #maxEntries: number;
   readonly #report: EvictionReport;
@@ -94,12 +123,24 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     return this.#entries.size;
   }
 
-  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    return this.#claim(key, token, leaseMs);
+  // Not async functions: a throw is still a rejection, but an answer is a settled promise made once.
+  claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    try {
+      return CLAIM_ANSWERS[this.#claim(key, token, leaseMs)];
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
-  async claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
-    return this.#claimHandlers(key, token, leaseMs);
+  claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
+    try {
+      const claim = this.#claimHandlers(key, token, leaseMs);
+      if (claim === NEW_CLAIM) return NEW_CLAIM_ANSWER;
+      if (claim === BUSY) return BUSY_ANSWER;
+      return claim === DONE ? DONE_ANSWER : Promise.resolve(claim);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   /**
@@ -133,10 +174,10 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     const now = this.#now();
     const entry = this.#live(key, now);
     if (entry !== undefined) {
-      if (entry.handlers === undefined) return entry.token === null ? 'done' : 'busy';
+      if (typeof entry === 'number') return 'done';
       return this.#takeOver(entry, token, leaseMs, now) ? 'claimed' : 'busy';
     }
-    this.#add({ key, token, expires: now + leaseMs }, now);
+    this.#add(key, { token, expires: now + leaseMs }, now);
     return 'claimed';
   }
 
@@ -145,16 +186,20 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     const now = this.#now();
     const entry = this.#live(key, now);
     if (entry === undefined) {
-      this.#add({ key, token, expires: now + leaseMs }, now);
+      this.#add(key, { token, expires: now + leaseMs }, now);
       return NEW_CLAIM;
     }
-    if (entry.handlers === undefined) return entry.token === null ? DONE : BUSY;
+    if (typeof entry === 'number') return DONE;
     if (!this.#takeOver(entry, token, leaseMs, now)) return BUSY;
-    return { result: 'claimed', succeeded: [...entry.handlers], attempt: (entry.runs ?? 0) + 1 };
+    return {
+      result: 'claimed',
+      succeeded: [...(entry.handlers as string[])],
+      attempt: (entry.runs ?? 0) + 1,
+    };
   }
 
-  /** Leases an entry with recorded handlers, when it is free; its records stay. */
-  #takeOver(entry: Entry, token: string, leaseMs: number, now: number): boolean {
+  /** Leases an entry with recorded handlers, when it is free (one without is held); its records stay. */
+  #takeOver(entry: Lease, token: string, leaseMs: number, now: number): boolean {
     if (!free(entry, now)) return false;
     entry.token = token;
     entry.leaseEnd = now + leaseMs;
@@ -175,29 +220,27 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     return true;
   }
 
-  async markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return this.#markDone(key, token, retentionMs);
+  markDone(key: string, token: string, retentionMs: number): Promise<boolean> {
+    try {
+      return this.#markDone(key, token, retentionMs) ? TRUE : FALSE;
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   #markDone(key: string, token: string, retentionMs: number): boolean {
     const now = this.#now();
     const entry = this.#live(key, now);
     if (entry === undefined) {
-      this.#add({ key, token: null, expires: now + retentionMs }, now);
+      this.#add(key, now + retentionMs, now);
       return true;
     }
     // Another delivery took the lease over (this one outran it): its outcome decides.
-    if (entry.token !== null && entry.token !== token && !free(entry, now)) return false;
-    // Done in place: the entry keeps its queue slot, so a claim and its markDone cost one slot.
-    entry.token = null;
-    entry.expires = now + retentionMs;
-    // Only an entry that recorded handlers has these: writing them on the others would add three
-    // properties to every entry (a second allocation each, and a slower shape).
-    if (entry.handlers !== undefined) {
-      entry.handlers = undefined;
-      entry.leaseEnd = undefined;
-      entry.runs = undefined;
-    }
+    if (typeof entry !== 'number' && entry.token !== null && entry.token !== token && !free(entry, now))
+      return false;
+    // Done in place: the key keeps its place in the map and its queue slot, so a claim and its
+    // markDone cost one slot; the lease and its records are dropped.
+    this.#entries.set(key, now + retentionMs);
     return true;
   }
 
@@ -214,13 +257,19 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     return true;
   }
 
-  async release(key: string, token: string, retentionMs?: number): Promise<void> {
-    this.#release(key, token, retentionMs);
+  release(key: string, token: string, retentionMs?: number): Promise<void> {
+    try {
+      this.#release(key, token, retentionMs);
+      return VOID;
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   #release(key: string, token: string, retentionMs?: number): void {
     const entry = this.#entries.get(key);
-    if (entry === undefined || entry.token !== token) return;
+    // A done key is never released.
+    if (entry === undefined || typeof entry === 'number' || entry.token !== token) return;
     if (retentionMs !== undefined) {
       // A failed run: counted, and kept with the successes (if any) as long as the event.
       if (entry.handlers === undefined) {
@@ -231,15 +280,16 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
       entry.expires = Math.max(entry.expires, this.#now() + retentionMs);
     }
     // The handlers' recorded successes stay: the next delivery runs only the others.
-    if (entry.handlers === undefined) this.#remove(entry);
+    if (entry.handlers === undefined) this.#remove(key);
     else entry.token = null;
   }
 
   async get(key: string): Promise<KeyState | null> {
     const now = this.#now();
     const entry = this.#live(key, now);
-    if (entry === undefined || free(entry, now)) return null;
-    return entry.token === null ? 'done' : 'processing';
+    if (entry === undefined) return null;
+    if (typeof entry === 'number') return 'done';
+    return free(entry, now) ? null : 'processing';
   }
 
   async leaseEntity(
@@ -280,42 +330,46 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
 
   #live(key: string, now: number): Entry | undefined {
     const entry = this.#entries.get(key);
-    if (entry === undefined || entry.expires > now) return entry;
-    this.#remove(entry);
+    if (entry === undefined || expiryOf(entry) > now) return entry;
+    this.#remove(key);
     return undefined;
   }
 
-  /** Takes an entry out of the map and marks it, so its queue slot is known stale without a lookup. */
-  #remove(entry: Entry): void {
-    this.#entries.delete(entry.key);
-    entry.expires = GONE;
+  /** Takes a key out of the map elsewhere than at the queue's head, so its slot there is skipped. */
+  #remove(key: string): void {
+    this.#entries.delete(key);
+    this.#queue.left(key);
   }
 
-  #add(entry: Entry, now: number): void {
-    this.#entries.set(entry.key, entry);
-    this.#queue.push(entry);
-    this.#queue.dropExpiredAtHead(now, 4);
+  #add(key: string, entry: Entry, now: number): void {
+    this.#entries.set(key, entry);
+    this.#queue.push(key);
+    if (this.#entries.size > this.#maxEntries) this.#makeRoom(now);
+    // Stale slots pile up when keys are released or expire out of order: rebuild now and then.
+    if (this.#queue.length > 2 * this.#entries.size + 1024) this.#queue.rebuild(this.#entries.keys());
+  }
+
+  /** Takes the oldest keys out until the map is within its bound; an expired one goes unreported. */
+  #makeRoom(now: number): void {
     while (this.#entries.size > this.#maxEntries) {
       const oldest = this.#queue.shift();
       if (oldest === undefined) break;
-      this.#evict(oldest);
+      const entry = this.#entries.get(oldest) as Entry;
+      this.#entries.delete(oldest);
+      if (expiryOf(entry) > now)
+        this.#report.evicted(oldest, typeof entry === 'number' ? 'done' : 'processing');
     }
-    // Stale slots pile up when keys are released or expire out of order: compact now and then.
-    if (this.#queue.length > 2 * this.#entries.size + 1024) this.#queue.compact(now);
-  }
-
-  #evict(entry: Entry): void {
-    this.#remove(entry);
-    this.#report.evicted(
-      entry.key,
-      entry.token === null && entry.handlers === undefined ? 'done' : 'processing',
-    );
   }
 
   /** The timer's work: sweep every expired key, and report the evictions since the last warning. */
   #tick(): void {
-    this.#queue.compact(this.#now());
-    this.#entities.sweep(this.#now());
+    const now = this.#now();
+    // Deleting while forEach walks a Map is safe: the walk goes on past the deleted key.
+    this.#entries.forEach((entry, key) => {
+      if (expiryOf(entry) <= now) this.#entries.delete(key);
+    });
+    this.#queue.rebuild(this.#entries.keys());
+    this.#entities.sweep(now);
     this.#report.tick();
   }
 }
