@@ -20,19 +20,20 @@ export function bodyDelivery(
 }
 
 /**
- * Opens `door` with a router that keeps every event it ran, closing the last one opened after each
- * test; for tests of one behaviour through every door.
+ * Opens `door` with a router that keeps every event it ran, closing every one opened after each
+ * test (a test may open several: a server left listening keeps jest from exiting); for tests of one
+ * behaviour through every door.
  */
 export function doorReceiver(door: Door, token: string) {
-  let open: OpenDoor | undefined;
+  const opened: OpenDoor[] = [];
   afterEach(async () => {
-    await open?.close();
-    open = undefined;
+    await Promise.all(opened.splice(0).map((d) => d.close()));
   });
   return async function start(options: Partial<ReceiverOptions> = {}) {
     const seen: AnyWebhookEvent[] = [];
     const router = createEventRouter().onAny((event) => void seen.push(event));
-    open = await door.open({ bearerTokens: [token], router, logger: false, ...options });
-    return { d: open, seen };
+    const d = await door.open({ bearerTokens: [token], router, logger: false, ...options });
+    opened.push(d);
+    return { d, seen };
   };
 }
