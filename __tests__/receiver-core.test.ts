@@ -5,8 +5,14 @@ import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracin
 import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
 
 const TOKEN = 'tok_receiver_core';
+/** The receiver's own limit in these rows, in bytes. */
+const LIMIT = 4_096;
 
-function request(body: string, read: (bytes: Buffer) => Promise<Uint8Array>): WebhookRequest {
+function request(
+  body: string,
+  read: (bytes: Buffer) => Promise<Uint8Array>,
+  readNow?: (bytes: Buffer) => Uint8Array | undefined,
+): WebhookRequest {
   const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
   for (const [name, value] of Object.entries(DELIVERY_HEADERS)) headers[name.toLowerCase()] = value;
   const bytes = Buffer.from(body);
@@ -14,7 +20,7 @@ function request(body: string, read: (bytes: Buffer) => Promise<Uint8Array>): We
     method: 'POST',
     header: (name) => headers[name],
     hasHeaderPrefix: () => false,
-    body: { hasBody: true, read: () => read(bytes) },
+    body: { hasBody: true, read: () => read(bytes), readNow: readNow && (() => readNow(bytes)) },
   };
 }
 
@@ -41,6 +47,7 @@ describe('createReceiverCore', () => {
         router: createEventRouter().on('ag.hid_org.created', handler),
         logger: false,
         idempotency: store,
+        limit: LIMIT,
       },
       'test',
       openTelemetryTracing,
@@ -58,6 +65,36 @@ describe('createReceiverCore', () => {
     expect(await turnsToSettle(handled)).toBeLessThanOrEqual(4);
     const { answer, record } = await handled;
     expect([answer.status, record.outcome, record.status, runs]).toEqual([200, 'processed', 200, 1]);
+    store.close();
+  });
+
+  it.each([
+    ['offered at once (readNow)', (bytes: Buffer) => bytes, 0, 1],
+    ['not here yet (readNow answers undefined)', () => undefined, 1, 4],
+  ])('a body %s: read once, answered 200 within its turns', async (_name, readNow, reads, turns) => {
+    let runs = 0;
+    let readCalls = 0;
+    const { receiver, store } = core(() => void runs++);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_now' }));
+    const handled = receiver.handle(request(body, (bytes) => (readCalls++, Promise.resolve(bytes)), readNow));
+    expect(await turnsToSettle(handled)).toBeLessThanOrEqual(turns);
+    const { answer } = await handled;
+    expect([answer.status, runs, readCalls]).toEqual([200, 1, reads]);
+    store.close();
+  });
+
+  it('a body offered at once past the limit is refused 413, not acknowledged, its handler not run', async () => {
+    let runs = 0;
+    const { receiver, store } = core(() => void runs++);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_big' })) + ' '.repeat(LIMIT);
+    const { answer, record } = await receiver.handle(
+      request(
+        body,
+        () => Promise.reject(new Error('read() must not be called')),
+        (bytes) => bytes,
+      ),
+    );
+    expect([answer.status, record.problem, runs]).toEqual([413, 'payload-too-large', 0]);
     store.close();
   });
 

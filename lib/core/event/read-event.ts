@@ -7,6 +7,7 @@ import { binaryEnvelope } from './binary-mode';
 import { checkContent } from './check-content';
 import { parseCloudEventEnvelope, type CloudEventEnvelope } from './cloud-event-envelope';
 import { HttpProblem } from '../http-problem';
+import { bodyProblems } from '../problems';
 import { UnreadableEvent } from './unreadable-event';
 import { decodeUtf8, fromParsedBody, needsScan, parseJsonText } from './parse-json-body';
 import type { WebhookRequest } from '../webhook-request';
@@ -192,6 +193,13 @@ export function createEventReader(
       if (parsed !== undefined) return event(request, seen, binary, fromOtherParser(parsed), undefined);
     } catch (error) {
       throw answerOf(error);
+    }
+    // A body already here is read into an event at once; `readNow` throws as `read` would reject.
+    const here = request.body.readNow?.(limit);
+    if (here !== undefined) {
+      // Bounded here too: a door's accessor that ignored the limit still cannot hand the parser more.
+      if (here.byteLength > limit) throw bodyProblems.tooLarge(limit);
+      return fromBytes(request, seen, binary, here);
     }
     // Through Promise.resolve: a door's read that hands back another thenable still gives a promise.
     return Promise.resolve(request.body.read(limit, bodyTimeoutMs)).then((bytes) =>
