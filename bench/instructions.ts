@@ -48,7 +48,7 @@ function inclusiveOf(dump: string, prefixes: readonly string[]): number {
   return sum;
 }
 
-function countInstructions(dir: string): InstructionCount {
+export function countInstructions(dir: string): InstructionCount {
   const dumps = readdirSync(dir).filter((f) => /^cg\.\d+\.\d+$/.test(f));
   const count = { total: 0, gc: 0, compile: 0 };
   for (const dump of dumps) {

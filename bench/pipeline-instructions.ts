@@ -1,15 +1,18 @@
 // Instructions per event of the in-process pipeline (`core.handle`), counted by callgrind:
 //   npx tsc -p bench/tsconfig.json && node .bench-build/bench/pipeline-instructions.js [events]
 // Counted, not timed (the machine is shared): the run under valgrind is zeroed after a warm-up and
-// dumped after the counted events, the same way `--instructions` counts a door. The collector is
-// counted too: where a full collection falls among a few thousand events moves with what they
-// allocate, so compare builds over the same count of events, side by side, and more than once.
+// dumped after the counted events, the same way `--instructions` counts a door. A full collection is
+// forced before the count (`gc()`), so the window starts from the same heap whatever the build
+// allocated in its warm-up; the collector's share of the window (`gc`) and the optimizing compiles
+// still running (`compile`) are printed apart: a full collection falling inside a few thousand events
+// or not moves the total by tens of thousands, so compare builds side by side, and more than once.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { eventBody, TOKEN } from './bench-events';
+import { countInstructions } from './instructions';
 import type { WebhookRequest } from '../lib/core/webhook-request';
 import { makeCore } from './stages';
 
@@ -51,6 +54,7 @@ async function child(): Promise<void> {
     const n = Number(line);
     if (!(n > 0)) break;
     bodies = Array.from({ length: n }, () => Buffer.from(eventBody(offset++, 'i')));
+    (globalThis as { gc?: () => void }).gc?.();
     process.stdout.write('built\n');
   }
 }
@@ -65,6 +69,7 @@ async function parent(events: number): Promise<void> {
       process.execPath,
       '--single-threaded',
       '--predictable-gc-schedule',
+      '--expose-gc',
       __filename,
       '--child',
     ],
@@ -94,12 +99,11 @@ async function parent(events: number): Promise<void> {
       await next();
     }
     execFileSync('callgrind_control', ['--dump', String(proc.pid)], { stdio: 'ignore' });
-    let total = 0;
-    for (const dump of readdirSync(dir).filter((f) => /^cg\.\d+\.\d+$/.test(f))) {
-      const line = readFileSync(path.join(dir, dump), 'utf8').match(/^(?:summary|totals): (\d+)/m);
-      total += Number(line?.[1] ?? 0);
-    }
-    process.stdout.write(`${JSON.stringify({ events, instructionsPerEvent: Math.round(total / events) })}\n`);
+    const count = countInstructions(dir);
+    const perEvent = (n: number) => Math.round(n / events);
+    process.stdout.write(
+      `${JSON.stringify({ events, instructionsPerEvent: perEvent(count.total), gc: perEvent(count.gc), compile: perEvent(count.compile) })}\n`,
+    );
   } finally {
     proc.kill('SIGKILL');
     // PIPELINE_CALLGRIND_KEEP=1 keeps the dumps, for callgrind_annotate.

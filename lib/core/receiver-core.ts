@@ -1,5 +1,6 @@
 import { callContained } from '../call-contained';
 import { drain, type DrainResult } from './dispatch/drain';
+import { requestsInFlight } from './dispatch/requests-in-flight';
 import { OptionsError } from '../options-error';
 import { newDeliveryRecord, type DeliveryRecord } from './delivery-record';
 import { INTERNAL, NOT_ALLOWED, problemAnswer, shed, unauthorized } from './problems';
@@ -86,21 +87,23 @@ export function createReceiverCore(
       : undefined;
   const handshake = { verifier, requireToken: resolved.requireTokenOnHandshake, bodyTimeoutMs, warn };
   const retryAfter = resolved.dispatch.retryAfter;
-  const requests = new Set<Promise<unknown>>();
+  const requests = requestsInFlight();
   const { maxInFlight } = resolved;
   /** Deliveries past the token check and not yet answered: what `maxInFlight` bounds. */
   let inFlight = 0;
 
   /**
-   * The steps before the body: method, certificate, handshake, token. Not an async function: the
-   * common request (a POST with a token checked at once) goes straight on to `delivered`, one frame
-   * and one promise turn fewer; a step that fails throws, which `handle` answers.
+   * The steps before the body: method, certificate, handshake, token. Neither these nor the steps
+   * after them are async functions: a delivery whose token, body, store and handler all answer at
+   * once is answered without a promise (an async frame and its promise cost about as much as a stage
+   * of the pipeline); a step that waits hands a promise on, and a step that fails throws, which
+   * `handle` answers either way.
    */
   function pipeline(
     request: WebhookRequest,
     record: DeliveryRecord,
     span: DeliveryTrace | undefined,
-  ): Promise<Answer> {
+  ): Answer | Promise<Answer> {
     if (request.method !== 'POST') throw NOT_ALLOWED;
     // The handshake comes over the same mutual TLS as deliveries, so it is checked the same way.
     const refused = certificates?.(request);
@@ -123,7 +126,7 @@ export function createReceiverCore(
     request: WebhookRequest,
     record: DeliveryRecord,
     span: DeliveryTrace | undefined,
-  ): Promise<Answer> {
+  ): Answer | Promise<Answer> {
     if (check !== 'valid') {
       warn(
         'warn',
@@ -148,23 +151,54 @@ export function createReceiverCore(
       throw shed('in-flight', retryAfter);
     }
     inFlight++;
-    return delivered(request, record, span).finally(() => inFlight--);
+    let answer: Answer | Promise<Answer>;
+    try {
+      answer = delivered(request, record, span);
+    } catch (error) {
+      inFlight--;
+      throw error;
+    }
+    if (answer instanceof Promise) return answer.finally(() => inFlight--);
+    inFlight--;
+    return answer;
   }
 
   /** The rest of an authenticated delivery: its body read, its event dispatched. */
-  async function delivered(
+  function delivered(
     request: WebhookRequest,
     record: DeliveryRecord,
     span: DeliveryTrace | undefined,
-  ): Promise<Answer> {
-    // Known as soon as the envelope is checked, so a 400 for the data still names its event.
-    let read: ReadEvent;
+  ): Answer | Promise<Answer> {
+    // The reader writes the event's id, type and source into the record as soon as the envelope is
+    // checked, so a 400 for the data still names its event.
+    let read: ReadEvent | Promise<ReadEvent>;
     try {
-      read = await readEvent(request, record);
+      read = readEvent(request, record);
     } catch (error) {
-      if (quarantine === undefined || !(error instanceof UnreadableEvent)) throw error;
-      return quarantine(error, request.header, tracing.traceparent(), record);
+      return unreadable(error, request, record);
     }
+    if (read instanceof Promise) {
+      return read.then(
+        (event) => dispatched(event, request, record, span),
+        (error: unknown) => unreadable(error, request, record),
+      );
+    }
+    return dispatched(read, request, record, span);
+  }
+
+  /** A body that could not be read as an event: quarantined when that is on and it can be, else thrown. */
+  function unreadable(error: unknown, request: WebhookRequest, record: DeliveryRecord): Promise<Answer> {
+    if (quarantine === undefined || !(error instanceof UnreadableEvent)) throw error;
+    return quarantine(error, request.header, tracing.traceparent(), record);
+  }
+
+  /** A read event, dispatched; its result written into the record. */
+  function dispatched(
+    read: ReadEvent,
+    request: WebhookRequest,
+    record: DeliveryRecord,
+    span: DeliveryTrace | undefined,
+  ): Answer | Promise<Answer> {
     const { envelope, event } = read;
     span?.begin(envelope, event);
     record.eventId = event.id;
@@ -172,9 +206,15 @@ export function createReceiverCore(
     record.source = event.source;
     record.layout = event.layout;
     if (onEvent !== undefined) contained('onDelivery.onEvent', () => onEvent(event.raw, record));
-    const result: DispatchResult = await (span === undefined
-      ? dispatcher.dispatch(event, request.header, read.text)
-      : span.around(() => dispatcher.dispatch(event, request.header, read.text)));
+    const result =
+      span === undefined
+        ? dispatcher.dispatchNow(event, request.header, read.text)
+        : span.around(() => dispatcher.dispatchNow(event, request.header, read.text));
+    if (result instanceof Promise) return result.then((settled) => recorded(settled, record));
+    return recorded(result, record);
+  }
+
+  function recorded(result: DispatchResult, record: DeliveryRecord): Answer {
     record.outcome = result.outcome;
     record.problem = result.problem;
     record.handlerMs = result.handlerMs;
@@ -182,7 +222,10 @@ export function createReceiverCore(
     if (result.shed !== undefined) record.shed = result.shed;
     if (result.handlers !== undefined) record.handlers = result.handlers;
     if (result.answer.status === 200)
-      log.debug({ eventId: event.id, type: event.type, outcome: result.outcome }, 'acknowledged a delivery');
+      log.debug(
+        { eventId: record.eventId, type: record.type, outcome: result.outcome },
+        'acknowledged a delivery',
+      );
     return result.answer;
   }
 
@@ -205,25 +248,50 @@ export function createReceiverCore(
     return problemAnswer(INTERNAL);
   }
 
-  async function handle(request: WebhookRequest): Promise<Handled> {
-    if (onRequestStart !== undefined) contained('onDelivery.onRequestStart', onRequestStart);
-    const started = performance.now();
-    const record = newDeliveryRecord(request.header('x-service-webhook-attempt'));
-    // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
-    const span = tracing.startDelivery(request, started, tracingFailed);
-    let answer: Answer;
-    let work: Promise<Answer> | undefined;
+  /**
+   * Not an async function: a delivery answered at once is handed back in an already-resolved promise,
+   * and only one that waits is counted for `drain()` (a count, not a set of promises: see
+   * `requestsInFlight`).
+   */
+  function handle(request: WebhookRequest): Promise<Handled> {
+    let started = 0;
+    let record: DeliveryRecord | undefined;
+    let span: DeliveryTrace | undefined;
+    let work: Answer | Promise<Answer>;
     try {
+      if (onRequestStart !== undefined) contained('onDelivery.onRequestStart', onRequestStart);
+      started = performance.now();
+      record = newDeliveryRecord(request.header('x-service-webhook-attempt'));
+      // Undefined, and no span work at all, while no OpenTelemetry SDK is registered.
+      span = tracing.startDelivery(request, started, tracingFailed);
       work = pipeline(request, record, span);
-      // Tracked as it is, rejections included: drain() only waits for it to settle. A step that
-      // threw before any wait left nothing to track.
-      requests.add(work);
-      answer = await work;
     } catch (error) {
-      answer = failure(error, record);
-    } finally {
-      if (work !== undefined) requests.delete(work);
+      record ??= newDeliveryRecord(undefined);
+      return Promise.resolve(answered(failure(error, record), record, started, span));
     }
+    if (!(work instanceof Promise)) return Promise.resolve(answered(work, record, started, span));
+    // Tracked until it settles, rejections included: drain() waits for it. A step that answered or
+    // threw before any wait left nothing to track.
+    requests.enter();
+    const entered = record;
+    return work.then(
+      (answer) => {
+        requests.leave();
+        return answered(answer, entered, started, span);
+      },
+      (error: unknown) => {
+        requests.leave();
+        return answered(failure(error, entered), entered, started, span);
+      },
+    );
+  }
+
+  function answered(
+    answer: Answer,
+    record: DeliveryRecord,
+    started: number,
+    span: DeliveryTrace | undefined,
+  ): Handled {
     record.status = answer.status;
     record.durationMs = performance.now() - started;
     span?.end(record);

@@ -8,6 +8,12 @@ export interface BodySource {
    * (413, 408, 400) when it cannot.
    */
   read(limit: number, timeoutMs: number): Promise<Uint8Array>;
+  /**
+   * The whole body when it has already arrived (node's parser buffered it with the head), at most
+   * `limit` bytes, without a promise; `undefined` when it has not, and the core then calls `read`.
+   * Throws an HttpProblem (413, 400) as `read` rejects. Optional: a door without it is always read.
+   */
+  readNow?(limit: number): Uint8Array | undefined;
   /** False when the request certainly carries no body (no Content-Length above 0, not chunked, no stream). */
   readonly hasBody: boolean;
   /** A value another parser already produced (`express.json()`), or `undefined` when the bytes are unread. */

@@ -1,6 +1,7 @@
 import type { ExpressMiddleware } from './express-types';
 import { checkOptionKeys } from '../../check-option-keys';
 import { createDispatcher } from '../../core/dispatch/dispatcher';
+import { requestsInFlight } from '../../core/dispatch/requests-in-flight';
 import { drain, type DrainResult } from '../../core/dispatch/drain';
 import {
   DISPATCH_OPTION_KEYS,
@@ -57,7 +58,7 @@ export function dispatchEvent(router: EventRouter, options: DispatchEventOptions
     void dispatcher.dispatch(event, header).then(({ answer }) => sendAnswer(res, answer));
   } as DispatchHandler;
   // This step sees requests only from dispatch on; the whole receiver's drain counts from entry.
-  const noRequests = new Set<Promise<unknown>>();
+  const noRequests = requestsInFlight();
   handler.drain = (options) => drain(noRequests, dispatcher, options);
   return handler;
 }

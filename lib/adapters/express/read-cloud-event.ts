@@ -57,11 +57,13 @@ export function readCloudEvent(options: ReadCloudEventOptions = {}): ExpressMidd
     log: resolveLogger(options.logger, 'readCloudEvent'),
   });
   return function readCloudEvent(req, res, next) {
-    read(expressRequest(req)).then(({ envelope, event }) => {
-      const locals = res.locals as unknown as WebhookLocals;
-      locals.cloudEvent = envelope;
-      locals.webhookEvent = event;
-      next();
-    }, next);
+    Promise.resolve()
+      .then(() => read(expressRequest(req)))
+      .then(({ envelope, event }) => {
+        const locals = res.locals as unknown as WebhookLocals;
+        locals.cloudEvent = envelope;
+        locals.webhookEvent = event;
+        next();
+      }, next);
   };
 }

@@ -34,6 +34,16 @@ export interface Dispatcher {
     header: (name: string) => string | undefined,
     text?: string,
   ): Promise<DispatchResult>;
+  /**
+   * The same, for a caller that takes a result as readily as a promise of one: with a store that
+   * answers at once and handlers that return none, no promise is made. Never rejects; may throw
+   * where `dispatch` would reject.
+   */
+  dispatchNow(
+    event: AnyWebhookEvent,
+    header: (name: string) => string | undefined,
+    text?: string,
+  ): DispatchResult | Promise<DispatchResult>;
   /** The ids of events whose handlers (or their store bookkeeping) are still running. */
   running(): string[];
   /** Resolves when nothing is running. */
@@ -241,56 +251,80 @@ export function createDispatcher(
     return results.inboxFull();
   }
 
-  // Kept small: an async function's frame is saved at every await, so the cold paths live apart.
-  async function dispatch(
+  /**
+   * Not an async function: with a store that answers at once and handlers that return no promise, the
+   * result itself comes back, no promise made; a claim or a run that waits hands on its promise.
+   */
+  function dispatchNow(
     event: AnyWebhookEvent,
     header: (name: string) => string | undefined,
     text?: string,
-  ): Promise<DispatchResult> {
+  ): DispatchResult | Promise<DispatchResult> {
     const key = idempotencyKey(scope, event.source, event.id);
     if (running.has(key)) return results.conflict();
     const token = claimToken();
     const matched = router.match(event.type);
+    if (store === undefined) return claimed('claimed', key, token, event, matched, header, text);
+    const now = store.now;
+    if (now !== undefined) {
+      // Answered at once: nothing can come between the claim and the run, so nothing to hold yet.
+      const claim =
+        counting === undefined ? now.claim(key, token, event.id) : now.claimHandlers(key, token, event.id);
+      return claimed(claim, key, token, event, matched, header, text);
+    }
+    // Held locally from here, so a second delivery in this process never reaches the store or a
+    // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
+    // A store that records handlers says, in the same one step, which succeeded before and how
+    // many runs failed; a new event's claim is the same one step as a plain claim.
+    const claiming =
+      counting === undefined ? store.claim(key, token, event.id) : counting(key, token, event.id);
+    running.set(key, { eventId: event.id, done: claiming });
+    return claiming.then((claim) => claimed(claim, key, token, event, matched, header, text));
+  }
+
+  /** After the claim: refused, queued, or the handlers run and answered for. */
+  function claimed(
+    claim: ClaimResult | HandlersClaim | 'unavailable',
+    key: string,
+    token: string,
+    event: AnyWebhookEvent,
+    matched: MatchedHandlers,
+    header: (name: string) => string | undefined,
+    text: string | undefined,
+  ): DispatchResult | Promise<DispatchResult> {
     let succeeded: readonly string[] = NONE;
     let attempt = 1;
-    if (store !== undefined) {
-      let claimed: ClaimResult | HandlersClaim | 'unavailable';
-      const now = store.now;
-      if (now !== undefined) {
-        // Answered at once: nothing can come between the claim and the run, so nothing to hold yet.
-        claimed =
-          counting === undefined ? now.claim(key, token, event.id) : now.claimHandlers(key, token, event.id);
-      } else {
-        // Held locally from here, so a second delivery in this process never reaches the store or a
-        // handler; until the handlers start, the claim is what idle() waits for (it never rejects).
-        // A store that records handlers says, in the same one step, which succeeded before and how
-        // many runs failed; a new event's claim is the same one step as a plain claim.
-        const claiming =
-          counting === undefined ? store.claim(key, token, event.id) : counting(key, token, event.id);
-        running.set(key, { eventId: event.id, done: claiming });
-        claimed = await claiming;
-      }
-      let result: ClaimResult | 'unavailable';
-      if (typeof claimed === 'string') result = claimed;
-      else {
-        result = claimed.result;
-        succeeded = claimed.succeeded;
-        attempt = claimed.attempt ?? 1;
-      }
-      if (result !== 'claimed') {
-        running.delete(key);
-        return refusal(result, event);
-      }
+    let result: ClaimResult | 'unavailable';
+    if (typeof claim === 'string') result = claim;
+    else {
+      result = claim.result;
+      succeeded = claim.succeeded;
+      attempt = claim.attempt ?? 1;
+    }
+    if (result !== 'claimed') {
+      running.delete(key);
+      return refusal(result, event);
     }
     if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox, text);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
     const work = run(key, token, event, matched, ctx, succeeded, attempt);
-    let first: GuardedRun | typeof TIMED_OUT;
-    if (work instanceof Promise) {
-      running.set(key, { eventId: event.id, done: work });
-      first = await deadlines.wait(work, started);
-    } else first = work;
+    if (!(work instanceof Promise)) return answered(work, event, matched, ctx, succeeded, attempt, started);
+    running.set(key, { eventId: event.id, done: work });
+    return deadlines
+      .wait(work, started)
+      .then((first) => answered(first, event, matched, ctx, succeeded, attempt, started));
+  }
+
+  function answered(
+    first: GuardedRun | typeof TIMED_OUT,
+    event: AnyWebhookEvent,
+    matched: MatchedHandlers,
+    ctx: DeliveryContext,
+    succeeded: readonly string[],
+    attempt: number,
+    started: number,
+  ): DispatchResult {
     const handlerMs = performance.now() - started;
     const result = answer(first, event, matched, ctx, handlerMs);
     const runs = handlerRuns(first, matched, ctx, succeeded, attempt, handlerMs);
@@ -330,7 +364,10 @@ export function createDispatcher(
   }
 
   return {
-    dispatch,
+    dispatchNow,
+    async dispatch(event, header, text) {
+      return dispatchNow(event, header, text);
+    },
     running: () => [...running.values()].map((r) => r.eventId),
     async idle() {
       while (running.size > 0) await Promise.allSettled([...running.values()].map((r) => r.done));

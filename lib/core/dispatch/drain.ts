@@ -1,4 +1,5 @@
 import type { Dispatcher } from './dispatcher';
+import type { RequestsInFlight } from './requests-in-flight';
 
 /** What `drain()` found: whether everything settled within its bound, and what was still running. */
 export interface DrainResult {
@@ -15,14 +16,14 @@ export interface DrainResult {
  * counts from the moment it entered (mid-body, waiting on the store), not from dispatch.
  */
 export async function drain(
-  requests: ReadonlySet<Promise<unknown>>,
+  requests: Pick<RequestsInFlight, 'size' | 'settled'>,
   dispatcher: Dispatcher,
   options: { timeoutMs?: number } = {},
 ): Promise<DrainResult> {
   const timeoutMs = options.timeoutMs ?? Number.POSITIVE_INFINITY;
   const settled = (async () => {
     while (requests.size > 0 || dispatcher.running().length > 0) {
-      await Promise.allSettled([...requests]);
+      await requests.settled();
       await dispatcher.idle();
     }
     return true;

@@ -7,6 +7,7 @@ import { binaryEnvelope } from './binary-mode';
 import { checkContent } from './check-content';
 import { parseCloudEventEnvelope, type CloudEventEnvelope } from './cloud-event-envelope';
 import { HttpProblem } from '../http-problem';
+import { bodyProblems } from '../problems';
 import { UnreadableEvent } from './unreadable-event';
 import { decodeUtf8, fromParsedBody, needsScan, parseJsonText } from './parse-json-body';
 import type { WebhookRequest } from '../webhook-request';
@@ -97,7 +98,7 @@ export interface EnvelopeSeen {
 
 export function createEventReader(
   options: EventReaderOptions,
-): (request: WebhookRequest, seen?: EnvelopeSeen) => Promise<ReadEvent> {
+): (request: WebhookRequest, seen?: EnvelopeSeen) => ReadEvent | Promise<ReadEvent> {
   const { limit, bodyTimeoutMs, validation, log } = options;
   const quarantine = options.quarantine === true;
   const keepText = options.keepText === true;
@@ -115,61 +116,99 @@ export function createEventReader(
     return fromParsedBody(parsed.value);
   }
 
-  // One async function, not a chain of them: this runs for every delivery.
-  return async function readEvent(request, seen) {
+  /** A body read here, into an event; the reader's errors as the answers they are (see `answerOf`). */
+  function fromBytes(
+    request: WebhookRequest,
+    seen: EnvelopeSeen | undefined,
+    binary: boolean,
+    bytes: Uint8Array,
+  ): ReadEvent {
+    try {
+      const text = decodeUtf8(bytes);
+      return event(request, seen, binary, parseJsonText(text), text);
+    } catch (error) {
+      throw answerOf(error);
+    }
+  }
+
+  function event(
+    request: WebhookRequest,
+    seen: EnvelopeSeen | undefined,
+    binary: boolean,
+    body: unknown,
+    text: string | undefined,
+  ): ReadEvent {
+    const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
+    const envelope = parseCloudEventEnvelope(raw);
+    if (seen !== undefined) {
+      seen.eventId = envelope.id;
+      seen.type = envelope.type;
+      seen.source = envelope.source;
+    }
+    const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
+    let event: AnyWebhookEvent;
+    try {
+      event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
+    } catch (error) {
+      // Only a field the schema names (not data that is no object at all) is this code's to learn.
+      if (quarantine && error instanceof InvalidEventError && error.errors !== undefined)
+        throw new UnreadableEvent(invalidEventProblem(error), envelope, raw as Record<string, unknown>);
+      throw error;
+    }
+    if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {
+      log.info(
+        { eventId: event.id, dataschema: event.dataschema },
+        'dataschema is not of the form …/schemas/<resource>/v<x.y.z>.json; schemaVersion is null',
+      );
+    }
+    const violations = checkEventRules(event.type, event.layout, event.data);
+    if (violations.length > 0) {
+      if (validation === 'strict') {
+        const problem = ruleProblem(violations);
+        throw quarantine ? new UnreadableEvent(problem, envelope, event.raw) : problem;
+      }
+      log.warn(
+        { eventId: event.id, type: event.type, violations },
+        'event breaks the spec; accepted because validation is lenient',
+      );
+    }
+    // A text that could spell a key the parse dropped (`__proto__`) is not kept: what is queued, and
+    // shown on a dead letter, never carries what the receiver refused to read.
+    const kept = keepText && !binary && text !== undefined && !needsScan(text) ? text : undefined;
+    return { envelope, event, text: kept };
+  }
+
+  // Not an async function: a body already here (or another parser's) is read into an event at once;
+  // only a body still arriving costs a promise, the read's own.
+  return function readEvent(request, seen) {
+    let binary: boolean;
     try {
       // application/cloudevents+json always means structured mode, whatever ce- headers come along.
       const contentType = request.header('content-type');
-      const binary =
+      binary =
         request.header('ce-specversion') !== undefined &&
         !/^\s*application\/cloudevents/i.test(contentType ?? '');
       checkContent(contentType, request.header('content-encoding'), binary);
       const { parsed } = request.body;
-      let text: string | undefined;
-      const body =
-        parsed === undefined
-          ? parseJsonText((text = decodeUtf8(await request.body.read(limit, bodyTimeoutMs))))
-          : fromOtherParser(parsed);
-      const raw = binary ? binaryEnvelope((name) => request.header(name), body) : body;
-      const envelope = parseCloudEventEnvelope(raw);
-      if (seen !== undefined) {
-        seen.eventId = envelope.id;
-        seen.type = envelope.type;
-        seen.source = envelope.source;
-      }
-      const data = envelope.data_base64 != null ? decodeBase64Data(envelope.data_base64) : envelope.data;
-      let event: AnyWebhookEvent;
-      try {
-        event = normalizeEvent(envelope, data, raw as Record<string, unknown>);
-      } catch (error) {
-        // Only a field the schema names (not data that is no object at all) is this code's to learn.
-        if (quarantine && error instanceof InvalidEventError && error.errors !== undefined)
-          throw new UnreadableEvent(invalidEventProblem(error), envelope, raw as Record<string, unknown>);
-        throw error;
-      }
-      if (event.layout === 'A' && event.dataschema !== null && event.schemaVersion === null) {
-        log.info(
-          { eventId: event.id, dataschema: event.dataschema },
-          'dataschema is not of the form …/schemas/<resource>/v<x.y.z>.json; schemaVersion is null',
-        );
-      }
-      const violations = checkEventRules(event.type, event.layout, event.data);
-      if (violations.length > 0) {
-        if (validation === 'strict') {
-          const problem = ruleProblem(violations);
-          throw quarantine ? new UnreadableEvent(problem, envelope, event.raw) : problem;
-        }
-        log.warn(
-          { eventId: event.id, type: event.type, violations },
-          'event breaks the spec; accepted because validation is lenient',
-        );
-      }
-      // A text that could spell a key the parse dropped (`__proto__`) is not kept: what is queued, and
-      // shown on a dead letter, never carries what the receiver refused to read.
-      const kept = keepText && !binary && text !== undefined && !needsScan(text) ? text : undefined;
-      return { envelope, event, text: kept };
+      if (parsed !== undefined) return event(request, seen, binary, fromOtherParser(parsed), undefined);
     } catch (error) {
-      throw error instanceof InvalidEventError ? invalidEventProblem(error) : error;
+      throw answerOf(error);
     }
+    // A body already here is read into an event at once; `readNow` throws as `read` would reject.
+    const here = request.body.readNow?.(limit);
+    if (here !== undefined) {
+      // Bounded here too: a door's accessor that ignored the limit still cannot hand the parser more.
+      if (here.byteLength > limit) throw bodyProblems.tooLarge(limit);
+      return fromBytes(request, seen, binary, here);
+    }
+    // Through Promise.resolve: a door's read that hands back another thenable still gives a promise.
+    return Promise.resolve(request.body.read(limit, bodyTimeoutMs)).then((bytes) =>
+      fromBytes(request, seen, binary, bytes),
+    );
   };
+}
+
+/** An event that breaks the rules is answered 400, naming the field; every other error as it is. */
+function answerOf(error: unknown): unknown {
+  return error instanceof InvalidEventError ? invalidEventProblem(error) : error;
 }

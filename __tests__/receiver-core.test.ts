@@ -1,0 +1,129 @@
+import { createEventRouter, MemoryStore } from '../lib';
+import { createReceiverCore } from '../lib/core/receiver-core';
+import type { WebhookRequest } from '../lib/core/webhook-request';
+import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
+import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
+
+const TOKEN = 'tok_receiver_core';
+/** The receiver's own limit in these rows, in bytes. */
+const LIMIT = 4_096;
+
+function request(
+  body: string,
+  read: (bytes: Buffer) => Promise<Uint8Array>,
+  readNow?: (bytes: Buffer) => Uint8Array | undefined,
+): WebhookRequest {
+  const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
+  for (const [name, value] of Object.entries(DELIVERY_HEADERS)) headers[name.toLowerCase()] = value;
+  const bytes = Buffer.from(body);
+  return {
+    method: 'POST',
+    header: (name) => headers[name],
+    hasHeaderPrefix: () => false,
+    body: { hasBody: true, read: () => read(bytes), readNow: readNow && (() => readNow(bytes)) },
+  };
+}
+
+/** How many microtask turns `promise` takes to settle, at most `bound`. */
+async function turnsToSettle(promise: Promise<unknown>, bound = 50): Promise<number> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let turns = 0; turns < bound; turns++) {
+    if (settled) return turns;
+    await Promise.resolve();
+  }
+  return bound;
+}
+
+describe('createReceiverCore', () => {
+  function core(handler: () => unknown) {
+    const store = new MemoryStore({ logger: false });
+    const receiver = createReceiverCore(
+      {
+        bearerTokens: [TOKEN],
+        router: createEventRouter().on('ag.hid_org.created', handler),
+        logger: false,
+        idempotency: store,
+        limit: LIMIT,
+      },
+      'test',
+      openTelemetryTracing,
+    );
+    return { receiver, store };
+  }
+
+  // Each async step of the chain (handle, the reader, dispatch) cost a promise and turns of its own;
+  // now only the body's read and the steps that really wait do.
+  it('answers a delivery whose body, store and handler answer at once within 4 microtask turns', async () => {
+    let runs = 0;
+    const { receiver, store } = core(() => void runs++);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_turns' }));
+    const handled = receiver.handle(request(body, (bytes) => Promise.resolve(bytes)));
+    expect(await turnsToSettle(handled)).toBeLessThanOrEqual(4);
+    const { answer, record } = await handled;
+    expect([answer.status, record.outcome, record.status, runs]).toEqual([200, 'processed', 200, 1]);
+    store.close();
+  });
+
+  it.each([
+    ['offered at once (readNow)', (bytes: Buffer) => bytes, 0, 1],
+    ['not here yet (readNow answers undefined)', () => undefined, 1, 4],
+  ])('a body %s: read once, answered 200 within its turns', async (_name, readNow, reads, turns) => {
+    let runs = 0;
+    let readCalls = 0;
+    const { receiver, store } = core(() => void runs++);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_now' }));
+    const handled = receiver.handle(request(body, (bytes) => (readCalls++, Promise.resolve(bytes)), readNow));
+    expect(await turnsToSettle(handled)).toBeLessThanOrEqual(turns);
+    const { answer } = await handled;
+    expect([answer.status, runs, readCalls]).toEqual([200, 1, reads]);
+    store.close();
+  });
+
+  it('a body offered at once past the limit is refused 413, not acknowledged, its handler not run', async () => {
+    let runs = 0;
+    const { receiver, store } = core(() => void runs++);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_big' })) + ' '.repeat(LIMIT);
+    const { answer, record } = await receiver.handle(
+      request(
+        body,
+        () => Promise.reject(new Error('read() must not be called')),
+        (bytes) => bytes,
+      ),
+    );
+    expect([answer.status, record.problem, runs]).toEqual([413, 'payload-too-large', 0]);
+    store.close();
+  });
+
+  const never = (): Promise<never> => new Promise<never>(() => undefined);
+  it.each([
+    ['a body that never arrives', never, () => undefined],
+    ['a handler that never settles', (bytes: Buffer) => Promise.resolve(bytes), never],
+  ])('drain() waits for %s, and reports the request', async (_name, read, handler) => {
+    const { receiver, store } = core(handler);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_waiting' }));
+    void receiver.handle(request(body, read));
+    await expect(receiver.drain({ timeoutMs: 50 })).resolves.toMatchObject({ drained: false, requests: 1 });
+    store.close();
+  });
+
+  it('drain() resolves at once once the deliveries were answered, none left counted', async () => {
+    const { receiver, store } = core(() => undefined);
+    const bodies = [1, 2, 3].map((i) =>
+      JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: `evt_${i}` })),
+    );
+    const answers = await Promise.all(
+      bodies.map((b) => receiver.handle(request(b, (bytes) => Promise.resolve(bytes)))),
+    );
+    expect(answers.map((h) => h.answer.status)).toEqual([200, 200, 200]);
+    await expect(receiver.drain({ timeoutMs: 5_000 })).resolves.toEqual({
+      drained: true,
+      requests: 0,
+      running: [],
+    });
+    store.close();
+  });
+});
