@@ -15,3 +15,19 @@ describe.each(DOORS)('the content check through $name', (door) => {
     expect([answer.status, JSON.parse(answer.text).field]).toEqual([415, 'Content-Encoding']);
   });
 });
+
+describe('checkContent when the content-type module cannot load', () => {
+  it('throws the load error (the receiver answers 500, retried), not a 415 for the sender', () => {
+    jest.isolateModules(() => {
+      jest.doMock('content-type', () => {
+        throw new Error("Cannot find module 'content-type'");
+      });
+      type Module = typeof import('../lib/core/event/check-content');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded under the mock above
+      const { checkContent } = require('../lib/core/event/check-content') as Module;
+      expect(() => checkContent('application/cloudevents+json; charset="UTF-8"', undefined, false)).toThrow(
+        /Cannot find module 'content-type'/,
+      );
+    });
+  });
+});

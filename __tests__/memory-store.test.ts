@@ -18,6 +18,14 @@ describe('MemoryStore', () => {
     jest.useRealTimers();
   });
 
+  it("hands out a new claim's list of succeeded handlers frozen: a caller's push cannot reach another store's claim", async () => {
+    const store = make();
+    const other = make();
+    const first = await store.claimHandlers('a', 't', 1000);
+    expect(() => (first.succeeded as string[]).push('leaked')).toThrow(TypeError);
+    expect((await other.claimHandlers('b', 't', 1000)).succeeded).toEqual([]);
+  });
+
   it('claims a free key once; a second claim is busy; done is done', async () => {
     const store = make();
     expect(await store.claim('k', 't1', 1000)).toBe('claimed');

@@ -49,7 +49,8 @@ function expiryOf(entry: Entry): number {
   return typeof entry === 'number' ? entry : entry.expires;
 }
 
-const NONE: readonly string[] = [];
+// Frozen: every store in the process hands out these answers, so a caller's push must not reach the next.
+const NONE: readonly string[] = Object.freeze([]);
 /** A new event's claim: shared, so the common case allocates no answer. */
 const NEW_CLAIM: HandlersClaim = Object.freeze({ result: 'claimed', succeeded: NONE, attempt: 1 });
 const BUSY: HandlersClaim = Object.freeze({ result: 'busy', succeeded: NONE });

@@ -40,9 +40,12 @@ export function checkContent(
   if (contentType === undefined) throw unsupported('The request has no Content-Type.');
   // As senders spell it, then in any case: the lowercase copy is made only for the unusual spellings.
   if (!binary && (KNOWN_GOOD.has(contentType) || KNOWN_GOOD.has(contentType.toLowerCase()))) return;
-  let parsed: ReturnType<ReturnType<typeof contentTypeModule>['parse']>;
+  // Loaded outside the try: a module that fails to load is the receiver's 500 (retried), not a
+  // Content-Type the sender wrote wrong (415, which a sender may never retry).
+  const { parse } = contentTypeModule();
+  let parsed: ReturnType<typeof parse>;
   try {
-    parsed = contentTypeModule().parse(contentType);
+    parsed = parse(contentType);
   } catch {
     throw unsupported('The Content-Type header cannot be parsed.');
   }
