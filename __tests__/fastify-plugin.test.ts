@@ -156,6 +156,32 @@ describe.each(VERSIONS)('serviceWebhooks, the Fastify plugin, on $name', (versio
     expect(seen).toEqual(['evt_fy_hooks']);
   });
 
+  it("never leaves a request hanging when node refuses a header an app's hook set: no 2xx, no unhandled rejection", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => void rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const { base } = await start((a) => {
+        a.addHook('onRequest', (_request, reply, done) => {
+          reply.header('x-trace', 'bad\nvalue');
+          done();
+        });
+      });
+      const answered = await Promise.race([
+        post(`${base}/webhooks`, JSON.stringify(event('evt_fy_bad_header'))).then(
+          (res) => res.status,
+          () => 'connection closed',
+        ),
+        new Promise((resolve) => setTimeout(resolve, 5000, 'no answer within 5 s')),
+      ]);
+      expect([500, 'connection closed']).toContain(answered);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
+
   it("answers nothing itself when the app's own onRequest hook answered first, and runs no handler", async () => {
     const { base, seen } = await start((a) => {
       a.addHook('onRequest', async (_request, reply) => {

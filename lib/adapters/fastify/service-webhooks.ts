@@ -115,13 +115,30 @@ async function register(fastify: FastifyInstance, options: ServiceWebhooksOption
   function answer(request: FastifyRequest, reply: FastifyReply): void {
     core.handle(nodeRequest(request.raw)).then(
       ({ answer: handled, record }) => {
-        void reply.code(handled.status).headers(handled.headers).send(handled.body);
+        try {
+          void reply.code(handled.status).headers(handled.headers).send(handled.body);
+        } catch (error) {
+          // A header an app's hook set that node refuses to write: no answer went out.
+          failed(reply, error);
+        }
         core.report(record);
       },
       // handle() answers every failure of the pipeline itself; whatever else throws (a logger) gets
       // Fastify's 500, as from any route.
-      (error: unknown) => void reply.send(error),
+      (error: unknown) => failed(reply, error),
     );
+  }
+
+  /**
+   * Fastify's error answer; when even that throws (its error path writes the same refused header),
+   * the connection is destroyed so the request never hangs: the Service sees no 2xx and retries.
+   */
+  function failed(reply: FastifyReply, error: unknown): void {
+    try {
+      void reply.send(error);
+    } catch {
+      reply.raw.destroy();
+    }
   }
   fastify.route({
     method: METHODS,
