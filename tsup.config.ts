@@ -1,7 +1,9 @@
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 
 type EsbuildPlugin = NonNullable<Options['esbuildPlugins']>[number];
+type TsupPlugin = NonNullable<Options['plugins']>[number];
 
 /**
  * One bundle per entry (issue 19: a main entry that loads a handful of modules, not one per source
@@ -130,10 +132,45 @@ const sharesMain: EsbuildPlugin = {
   },
 };
 
+/**
+ * Turns each chunk esbuild writes as ES module into CommonJS with sucrase's `imports` transform, as
+ * tsup's own cjs-splitting step does, but leaving `?.` and `??` as they are (target node22 runs them).
+ * tsup's step runs sucrase's ES transforms too (egoist/tsup#1087): every `?.` and `??` became a call of
+ * `_optionalChain` / `_nullishCoalesce`, allocating an array and closures on each use, 44 in the
+ * receiver's chunk, several on the delivery path (issue 36). The benches run tsc's output of lib/, so
+ * only users of dist/ paid it. tsup runs this plugin before its own step, which it then skips: tsup
+ * reads the context's `splitting` for nothing but that step. __tests__/bundles.test.ts fails if a
+ * helper comes back (a tsup that ran its step anyway would add them again over this plugin's output).
+ * sucrase is tsup's own, required from where tsup resolves it: the same version, no dependency of ours.
+ */
+const nativeSyntaxCommonJs: TsupPlugin = {
+  name: 'native-syntax-commonjs',
+  buildStart() {
+    if (this.format !== 'cjs' || this.splitting !== true)
+      throw new Error(
+        '[service-webhooks] native-syntax-commonjs converts split CommonJS chunks: keep format cjs with splitting in tsup.config.ts, or remove the plugin',
+      );
+    this.splitting = false;
+  },
+  renderChunk(code, info) {
+    if (!/\.(js|cjs)$/.test(info.path)) return undefined;
+    const tsup = createRequire(path.resolve('package.json')).resolve('tsup');
+    const sucrase = createRequire(tsup)('sucrase') as typeof import('sucrase');
+    const result = sucrase.transform(code, {
+      filePath: info.path,
+      transforms: ['imports'],
+      disableESTransforms: true,
+      sourceMapOptions: { compiledFilename: info.path },
+    });
+    return { code: result.code, map: result.sourceMap };
+  },
+};
+
 // eslint-disable-next-line no-restricted-syntax -- tsup reads its configuration from the default export
 export default defineConfig({
   entry: ENTRIES,
   esbuildPlugins: [entryRequires, sharesMain],
+  plugins: [nativeSyntaxCommonJs],
   format: ['cjs'],
   splitting: true,
   sourcemap: true,

@@ -1,5 +1,6 @@
-// tsup's CommonJS code splitting runs a second pass over its own output, and that pass names the
-// intermediate file by its absolute build path among each map's sources. Written relative here, so
+// The CommonJS conversion of split chunks (tsup.config.ts, nativeSyntaxCommonJs) is a second pass over
+// esbuild's output, and that pass names the intermediate file by its absolute build path among each
+// map's sources. Written relative here, so
 // no map carries the build machine's paths; it names the shipped bundle itself.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
