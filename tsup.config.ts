@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { defineConfig, type Options } from 'tsup';
@@ -36,22 +37,30 @@ const NODE_CHECK = [
 
 const MAIN = 'lib/index.ts';
 
+const MANIFEST = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  exports: Record<string, string | { require: string }>;
+  bin: Record<string, string>;
+};
+
+/** `./dist/x/index.js` → the bundle's name, `x/index`, built from `lib/x/index.ts`. */
+function fromDist(target: string): [name: string, source: string] {
+  const name = target.replace(/^\.\/dist\//, '').replace(/\.js$/, '');
+  return [name, name === 'index' ? MAIN : `lib/${name}.ts`];
+}
+
+/**
+ * Every public subpath of package.json's `exports` and its `bin`, read from there so the two cannot
+ * drift apart; then the CLI's commands as a bundle of their own (the package proof loads it), and the
+ * files of their own that a `require()` loads on first use (entryRequires).
+ */
 const ENTRIES: Record<string, string> = {
-  index: MAIN,
-  'testing/index': 'lib/testing/index.ts',
-  'emulator/index': 'lib/emulator/index.ts',
-  'console/index': 'lib/console/index.ts',
-  'metrics/index': 'lib/metrics/index.ts',
-  'redis/index': 'lib/redis/index.ts',
-  'postgres/index': 'lib/postgres/index.ts',
-  'bullmq/index': 'lib/bullmq/index.ts',
-  'pg-boss/index': 'lib/pg-boss/index.ts',
-  'fastify/index': 'lib/fastify/index.ts',
-  'nestjs/index': 'lib/nestjs/index.ts',
-  'inbox-console/index': 'lib/inbox-console/index.ts',
+  ...Object.fromEntries(
+    Object.values(MANIFEST.exports)
+      .filter((target) => typeof target !== 'string')
+      .map((target) => fromDist(target.require)),
+  ),
+  ...Object.fromEntries(Object.values(MANIFEST.bin).map(fromDist)),
   'cli/index': 'lib/cli/index.ts',
-  'cli/bin': 'lib/cli/bin.ts',
-  // Not public subpaths: files of their own that a require() loads on first use (entryRequires).
   'mtls/index': 'lib/mtls/index.ts',
   'cli/read-only-bullmq-inbox': 'lib/cli/read-only-bullmq-inbox.ts',
   'pg-boss/read-only-pg-boss-inbox': 'lib/pg-boss/read-only-pg-boss-inbox.ts',
