@@ -276,11 +276,15 @@ export = app;
     const use = `const sent = [];
       const redis = new RedisStore({ sendCommand: async (...a) => (sent.push(a[0]), a[0] === 'EVALSHA' ? 0 : 'sha') });
       const postgres = new PostgresStore({ pool: { query: async () => ({ rows: [{ result: 2 }] }) } });
+      // One class whichever subpath threw it: the main entry's instanceof holds for each.
+      const caught = (make) => { try { make(); return 'no error'; } catch (e) { return e instanceof OptionsError; } };
+      const same = [caught(() => new RedisStore({ bogus: 1 })), caught(() => new PostgresStore({ bogus: 1 }))];
       Promise.all([redis.claim('k', 't', 1000), postgres.claim('k', 't', 1000)]).then((claims) =>
-        console.log(JSON.stringify({ claims, sent, sql: postgresSetupSql().startsWith('CREATE TABLE'), contract: typeof runStoreContract })));`;
+        console.log(JSON.stringify({ claims, sent, sql: postgresSetupSql().startsWith('CREATE TABLE'), contract: typeof runStoreContract, same })));`;
     for (const text of requiredAndImported(
       dir,
       {
+        'service-webhooks': ['OptionsError'],
         'service-webhooks/redis': ['RedisStore'],
         'service-webhooks/postgres': ['PostgresStore', 'postgresSetupSql'],
         'service-webhooks/testing': ['runStoreContract'],
@@ -292,6 +296,7 @@ export = app;
         sent: ['SCRIPT', 'SCRIPT', 'SCRIPT', 'CONFIG', 'EVALSHA'],
         sql: true,
         contract: 'function',
+        same: [true, true],
       });
     }
   }, 180_000);
@@ -301,16 +306,21 @@ export = app;
     // The option check needs no engine; a Queue check loads bullmq; a first call loads pg-boss (an ES
     // module, by require on Node >= 22.12) and meets the closed port.
     const use = `const seen = [];
-      try { bullmqInbox({}); } catch (e) { seen.push(e.name); }
+      try { bullmqInbox({}); } catch (e) { seen.push(e.name, e instanceof OptionsError); }
+      try { pgBossInbox({ bogus: 1 }); } catch (e) { seen.push(e instanceof OptionsError); }
       try { bullmqInbox({ queue: {} }); } catch (e) { seen.push(e.message.includes("queue must be a Queue from 'bullmq'")); }
       const inbox = pgBossInbox({ connectionString: 'postgres://postgres@127.0.0.1:1/none' });
       inbox.status().catch((e) => seen.push(e.code ?? e.message)).then(() => console.log(JSON.stringify(seen)));`;
     for (const text of requiredAndImported(
       dir,
-      { 'service-webhooks/bullmq': ['bullmqInbox'], 'service-webhooks/pg-boss': ['pgBossInbox'] },
+      {
+        'service-webhooks': ['OptionsError'],
+        'service-webhooks/bullmq': ['bullmqInbox'],
+        'service-webhooks/pg-boss': ['pgBossInbox'],
+      },
       use,
     ))
-      expect(JSON.parse(text)).toEqual(['OptionsError', true, 'ECONNREFUSED']);
+      expect(JSON.parse(text)).toEqual(['OptionsError', true, true, true, 'ECONNREFUSED']);
     // Without the optional peers: the subpaths load, and say what to install once an engine is needed.
     const bare = app('inbox-bare-app', { type: 'commonjs' }, []);
     const missing = run(
