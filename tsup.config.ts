@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 
@@ -36,10 +36,12 @@ const NODE_CHECK = [
 ].join('\n');
 
 const MAIN = 'lib/index.ts';
+const DIST = 'dist';
 
 const MANIFEST = JSON.parse(readFileSync('package.json', 'utf8')) as {
   exports: Record<string, string | { require: string }>;
   bin: Record<string, string>;
+  dependencies: Record<string, string>;
 };
 
 /** `./dist/x/index.js` → the bundle's name, `x/index`, built from `lib/x/index.ts`. */
@@ -71,8 +73,8 @@ const ENTRIES: Record<string, string> = {
  * lib/cli/open-inbox.ts), so it is loaded on first use. Bundled instead, esbuild would wrap the
  * required module, and every module it reaches (most of the receiver), in a lazy initialiser run at
  * load, a cost every entry sharing those modules paid (issue 36: cold start). The path is relative to
- * dist/: the calls go through esbuild's `require` shim, which lives in a chunk there. A required file
- * that is no entry fails the build, naming it.
+ * dist/ here; bundlerVisibleRequires writes it relative to the file that makes the call. A required
+ * file that is no entry fails the build, naming it.
  */
 const entryRequires: EsbuildPlugin = {
   name: 'entry-requires',
@@ -152,6 +154,36 @@ const sharesMain: EsbuildPlugin = {
  * helper comes back (a tsup that ran its step anyway would add them again over this plugin's output).
  * sucrase is tsup's own, required from where tsup resolves it: the same version, no dependency of ours.
  */
+const BUILTINS = new Set(builtinModules);
+const LOADED_LATER = new Set(Object.keys(MANIFEST.dependencies));
+
+/**
+ * A `require()` the receiver makes on first use (lib/lazy-*.ts, lib/lazy-mtls.ts) reaches esbuild's
+ * output as its `__require` shim, which an app's own bundler does not follow: an app bundled for a
+ * deployment without node_modules would then fail on the rare path (zod explaining a bad event, a
+ * `__proto__` key, an unusual Content-Type), not at start. Written back as `require()` for what every
+ * receiver installs (our dependencies, node's modules, our own entry files), it is bundled with the
+ * app and still loaded on first use. An optional peer's stays the shim: a bundler must not fail on a
+ * peer the app never installed. Same length where the path is unchanged, so the source maps hold.
+ */
+function bundlerVisibleRequires(code: string, file: string): string {
+  const dist = path.resolve(DIST);
+  return code.replace(/\b__require\("([^"]+)"\)/g, (call, specifier: string) => {
+    if (specifier.startsWith('.')) {
+      const relative = path.relative(path.dirname(path.resolve(file)), path.join(dist, specifier));
+      const target = relative.startsWith('.') ? relative : `./${relative}`;
+      return target === specifier
+        ? `  require(${JSON.stringify(target)})`
+        : `require(${JSON.stringify(target)})`;
+    }
+    const name = specifier.startsWith('@')
+      ? specifier.split('/').slice(0, 2).join('/')
+      : specifier.split('/')[0];
+    if (!BUILTINS.has(specifier.replace(/^node:/, '')) && !LOADED_LATER.has(name as string)) return call;
+    return `  require(${JSON.stringify(specifier)})`;
+  });
+}
+
 const nativeSyntaxCommonJs: TsupPlugin = {
   name: 'native-syntax-commonjs',
   buildStart() {
@@ -165,7 +197,7 @@ const nativeSyntaxCommonJs: TsupPlugin = {
     if (!/\.(js|cjs)$/.test(info.path)) return undefined;
     const tsup = createRequire(path.resolve('package.json')).resolve('tsup');
     const sucrase = createRequire(tsup)('sucrase') as typeof import('sucrase');
-    const result = sucrase.transform(code, {
+    const result = sucrase.transform(bundlerVisibleRequires(code, info.path), {
       filePath: info.path,
       transforms: ['imports'],
       disableESTransforms: true,
@@ -185,7 +217,7 @@ export default defineConfig({
   sourcemap: true,
   target: 'node22',
   platform: 'node',
-  outDir: 'dist',
+  outDir: DIST,
   clean: false,
   dts: false,
   shims: false,

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { parseBlocks } from './support/readme-blocks';
 import { startRedisServer } from './support/redis-server';
 import { RESOLUTION_MODES, typeErrors, writeEntriesApp, type ResolutionMode } from './support/type-check-app';
+import { buildEvent } from '../lib/testing';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = path.join(__dirname, 'fixtures', 'packed-apps');
@@ -200,6 +201,67 @@ describe('the packed tarball', () => {
       drained: true,
       expressLoaded: false,
     });
+  }, 180_000);
+
+  it('bundles into an app with esbuild: what the receiver loads on first use travels in the bundle, which answers its rare paths with no node_modules', () => {
+    const dir = app('bundled-app', { type: 'commonjs' }, []);
+    const event = buildEvent('ag.access_pass.issued', {}, { id: 'bundled-1' });
+    const bad = buildEvent('ag.access_pass.issued', {}, { id: 'bundled-2' });
+    (bad.data as { start_date: unknown }).start_date = 'not a date';
+    const proto = JSON.stringify(buildEvent('ag.access_pass.issued', {}, { id: 'bundled-3' })).replace(
+      '"data":{',
+      '"data":{"__proto__":{"polluted":true},',
+    );
+    // Each delivery takes a path whose dependency is loaded on first use: none (the common path), zod
+    // (explaining bad data), secure-json-parse (a __proto__ key), content-type (an unusual spelling),
+    // bytes (a limit given as a string).
+    const deliveries = [
+      [JSON.stringify(event), 'application/cloudevents+json'],
+      [JSON.stringify(bad), 'application/cloudevents+json'],
+      [proto, 'application/cloudevents+json'],
+      [JSON.stringify({ ...event, id: 'bundled-4' }), 'Application/CloudEvents+JSON ; charset="UTF-8"'],
+    ];
+    writeFileSync(
+      path.join(dir, 'server.js'),
+      `const http = require('node:http');
+      const { createNodeHandler, createEventRouter } = require('service-webhooks');
+      const handled = [];
+      const router = createEventRouter().on('ag.*', (event) => { handled.push(event.id); });
+      const server = http.createServer(createNodeHandler({ bearerTokens: ['tok_bundled'], router, limit: '64kb', logger: false }));
+      server.listen(0, '127.0.0.1', async () => {
+        const url = 'http://127.0.0.1:' + server.address().port + '/';
+        const answers = [];
+        for (const [body, type] of ${JSON.stringify(deliveries)}) {
+          const response = await fetch(url, { method: 'POST', body, headers: { authorization: 'Bearer tok_bundled', 'content-type': type } });
+          const problem = response.status === 200 ? '' : (await response.json()).detail;
+          answers.push([response.status, problem.includes('start_date')]);
+        }
+        server.close();
+        console.log(JSON.stringify({ answers, handled, polluted: {}.polluted === true }));
+      });`,
+    );
+    const expected = {
+      answers: [
+        [200, false],
+        [400, true],
+        [200, false],
+        [200, false],
+      ],
+      handled: ['bundled-1', 'bundled-3', 'bundled-4'],
+      polluted: false,
+    };
+    expect(JSON.parse(run('node', ['server.js'], dir))).toEqual(expected);
+    const esbuild = path.join(ROOT, 'node_modules', '.bin', 'esbuild');
+    const alone = path.join(work, 'bundled-alone');
+    mkdirSync(alone, { recursive: true });
+    run(
+      esbuild,
+      ['server.js', '--bundle', '--platform=node', `--outfile=${path.join(alone, 'server.js')}`],
+      dir,
+    );
+    // Nothing to resolve beside the bundle: a require() the bundler did not follow fails here.
+    expect(readdirSync(alone)).toEqual(['server.js']);
+    expect(JSON.parse(run('node', ['server.js'], alone))).toEqual(expected);
   }, 180_000);
 
   it('works with Express 4, the older end of the peer range', () => {
