@@ -9,6 +9,7 @@ import { DEMO_TOKEN, playDemoScenario } from './support/demo-scenario';
 import { gate } from './support/gate';
 import { allBlocks, runBlocks } from './support/readme-blocks';
 import { pollUntil } from './support/poll-until';
+import { watchBodyReads } from './support/body-reads';
 
 // Fastify 4, the older end of the peer range, installed beside 5 under an alias; typed as 5 here, its
 // instance's API the plugin uses being the same.
@@ -89,6 +90,32 @@ describe.each(VERSIONS)('serviceWebhooks, the Fastify plugin, on $name', (versio
     expect(answer).toMatch(/^HTTP\/1.1 401/);
     expect(answer).toMatch(/content-type: application\/problem\+json/i);
     expect(seen).toEqual([]);
+  });
+
+  it('takes a body sent with its head at once (readNow), never waiting on a read', async () => {
+    const watch = watchBodyReads();
+    try {
+      const { base, seen } = await start();
+      const body = JSON.stringify(event('evt_fy_now'));
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString()));
+      // Head and body in one write: on loopback they arrive in one packet.
+      socket.write(
+        'POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\n' +
+          `Authorization: Bearer ${TOKEN}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      try {
+        await pollUntil('answered', () => received.includes('evt_fy_now'), { timeoutMs: 5000 });
+      } finally {
+        socket.destroy();
+      }
+      expect(received).toMatch(/^HTTP\/1.1 200/);
+      expect(seen).toEqual(['evt_fy_now']);
+      expect(watch.taken).toEqual({ now: 1, read: 0 });
+    } finally {
+      watch.restore();
+    }
   });
 
   it('leaves the app its own body parsing: other routes parse JSON, the webhook route never reaches a parser', async () => {

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { createEventRouter } from '../lib';
 import { nodeBody } from '../lib/adapters/incoming-message/node-body';
 import { buildEvent } from '../lib/testing';
+import { watchBodyReads } from './support/body-reads';
 import { pollUntil } from './support/poll-until';
 import { postHead, rawSocket, wireServer } from './support/wire-server';
 
@@ -222,7 +223,115 @@ describe('nodeBody.read: a body already buffered', () => {
   });
 });
 
+describe('nodeBody.readNow: a body already buffered, taken without a promise', () => {
+  const cases: {
+    name: string;
+    headers: Record<string, string>;
+    body: string;
+    limit: number;
+    now: string | undefined | 'payload-too-large';
+  }[] = [
+    {
+      name: 'all of its Content-Length',
+      headers: { 'content-length': '7' },
+      body: '{"a":1}',
+      limit: 100,
+      now: '{"a":1}',
+    },
+    { name: 'an empty body', headers: { 'content-length': '0' }, body: '', limit: 100, now: '' },
+    {
+      name: 'part of its Content-Length',
+      headers: { 'content-length': '9' },
+      body: '{"a":1}',
+      limit: 100,
+      now: undefined,
+    },
+    {
+      name: 'chunked beside a Content-Length',
+      headers: { 'content-length': '7', 'transfer-encoding': 'chunked' },
+      body: '{"a":1}',
+      limit: 100,
+      now: undefined,
+    },
+    {
+      name: 'no Content-Length',
+      headers: { 'transfer-encoding': 'chunked' },
+      body: '{"a":1}',
+      limit: 100,
+      now: undefined,
+    },
+    // Refused on its declared length, as read() refuses it, nothing taken.
+    {
+      name: 'a Content-Length over the limit',
+      headers: { 'content-length': '7' },
+      body: '{"a":1}',
+      limit: 6,
+      now: 'payload-too-large',
+    },
+  ];
+
+  it.each(cases)('$name: $now', ({ headers, body, limit, now }) => {
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const { stream, request, listening } = bufferedStream(headers, body);
+    const source = nodeBody(request);
+    if (now === 'payload-too-large') {
+      expect(() => source.readNow?.(limit)).toThrow(expect.objectContaining({ slug: 'payload-too-large' }));
+      expect(stream.readableLength).toBe(Buffer.byteLength(body));
+    } else {
+      const bytes = source.readNow?.(limit);
+      expect(bytes === undefined ? undefined : Buffer.from(bytes).toString()).toBe(now);
+      // What it leaves is still there for read().
+      expect(stream.readableLength).toBe(now === undefined ? Buffer.byteLength(body) : 0);
+    }
+    expect(listening()).toEqual([0, 0, 0, 0]);
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before);
+  });
+});
+
 describe('reading a buffered body on the wire', () => {
+  it('the node door takes a body sent with its head at once (readNow), never waiting on a read', async () => {
+    const watch = watchBodyReads();
+    const s = await wireServer(TOKEN);
+    const client = rawSocket(s.port);
+    try {
+      for (const id of ['evt-now-1', 'evt-now-2']) {
+        const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id }));
+        // Head and body in one write: on loopback they arrive in one packet.
+        client.write(postHead(TOKEN, '/', Buffer.byteLength(body)) + body);
+        await pollUntil(`${id} answered`, () => client.received().includes(`"id":"${id}"`), {
+          describe: () => client.received().slice(-300),
+        });
+      }
+      expect(client.received().match(/HTTP\/1.1 200 /g)).toHaveLength(2);
+      expect(watch.taken).toEqual({ now: 2, read: 0 });
+    } finally {
+      watch.restore();
+      client.close();
+      s.close();
+    }
+  });
+
+  it('the node door still reads a body that comes after its head', async () => {
+    const watch = watchBodyReads();
+    const s = await wireServer(TOKEN);
+    const client = rawSocket(s.port);
+    try {
+      const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt-later' }));
+      client.write(postHead(TOKEN, '/', Buffer.byteLength(body)));
+      await pollUntil('the read began', () => watch.taken.read === 1);
+      client.write(body);
+      await pollUntil('answered', () => client.received().includes('"id":"evt-later"'), {
+        describe: () => client.received().slice(-300),
+      });
+      expect(client.received()).toMatch(/^HTTP\/1.1 200 /);
+      expect(watch.taken).toEqual({ now: 0, read: 1 });
+    } finally {
+      watch.restore();
+      client.close();
+      s.close();
+    }
+  });
+
   it('answers every delivery of a keep-alive connection, each body sent with its head', async () => {
     const ids: string[] = [];
     const s = await wireServer(TOKEN, {

@@ -113,7 +113,14 @@ async function register(fastify: FastifyInstance, options: ServiceWebhooksOption
   // limit and timeout. The reply goes through reply.send, so onSend, onResponse and the request log
   // see it as any other route's.
   function answer(request: FastifyRequest, reply: FastifyReply): void {
-    core.handle(nodeRequest(request.raw)).then(
+    let handling: ReturnType<typeof core.handle>;
+    try {
+      handling = core.handle(nodeRequest(request.raw));
+    } catch (error) {
+      failed(reply, error);
+      return;
+    }
+    handling.then(
       ({ answer: handled, record }) => {
         try {
           void reply.code(handled.status).headers(handled.headers).send(handled.body);
@@ -146,8 +153,10 @@ async function register(fastify: FastifyInstance, options: ServiceWebhooksOption
     // The callback form, whose done() is never called: Fastify's hook runner stops here, holding no
     // promise and resolving no thenable reply, and never goes on to parse the body of a request
     // answered (Fastify's documented early answer from a hook; an async hook returning the reply
-    // cost two more promise jobs and a reply.then a request).
-    onRequest: (request, reply, _done) => answer(request, reply),
+    // cost two more promise jobs and a reply.then a request). The pipeline begins a microtask later:
+    // by then node's parser has pushed a body that came with the head, which the core takes at once
+    // (`readNow`), with no read promise.
+    onRequest: (request, reply, _done) => queueMicrotask(() => answer(request, reply)),
     // Never reached: onRequest always answers. Kept as the route's handler for a request that reached
     // it some other way, answered the same.
     handler: answer,

@@ -54,13 +54,20 @@ function buffered(stream: NodeStream, declared: number | undefined): Buffer | un
  * A node:http request body, read by events rather than piped: on a limit or a timeout the stream is
  * only paused, so the answer can still be written (with `Connection: close`) instead of the socket
  * being destroyed or the rest of a 50 MB upload drained. The read begins a microtask after it is
- * asked for, so a body already buffered is taken whole (`buffered`).
+ * asked for, so a body already buffered is taken whole (`buffered`). `readNow` takes a body already
+ * buffered at once, without a promise: a door that begins the pipeline a microtask after node's
+ * 'request' event (once the parser has pushed what came with the head) has it there.
  */
 export function nodeBody(stream: NodeStream, parsed?: { value: unknown }): BodySource {
   const length = stream.headers['content-length'];
   return {
     parsed,
     hasBody: (length !== undefined && length !== '0') || stream.headers['transfer-encoding'] !== undefined,
+    readNow(limit) {
+      const declared = declaredLength(stream);
+      if (declared !== undefined && declared > limit) throw bodyProblems.tooLarge(limit);
+      return buffered(stream, declared);
+    },
     read(limit, timeoutMs) {
       return new Promise<Uint8Array>((resolve, reject) => {
         const declared = declaredLength(stream);

@@ -41,6 +41,15 @@ function pathOf(url: string | undefined): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
+/** A request for another path: `next`'s, else 404. */
+async function elsewhere(res: ServerResponse, next: (() => unknown) | undefined): Promise<void> {
+  if (next !== undefined) {
+    await next();
+    return;
+  }
+  writeAnswer(res, NOT_FOUND);
+}
+
 /**
  * The receiver for a plain `node:http` server, or any framework that exposes node's request and
  * response (Fastify's `request.raw`/`reply.raw`, Koa's `ctx.req`/`ctx.res`).
@@ -56,22 +65,34 @@ export function createNodeHandler(options: NodeHandlerOptions): NodeHandler {
   }
   const core = createReceiverCore(options, 'createNodeHandler', openTelemetryTracing, ['path']);
 
-  const handler = async function nodeHandler(
-    req: IncomingMessage,
-    res: ServerResponse,
-    next?: () => unknown,
-  ) {
-    if (path !== undefined && pathOf(req.url) !== path) {
-      if (next !== undefined) {
-        await next();
-        return;
-      }
-      writeAnswer(res, NOT_FOUND);
-      return;
-    }
-    const { answer, record } = await core.handle(nodeRequest(req));
-    writeAnswer(res, answer);
-    core.report(record);
+  /**
+   * The pipeline begins a microtask after node's 'request' event: by then node's parser has pushed a
+   * body that came in the packets of its head (most deliveries), which the core takes at once
+   * (`readNow`), so such a delivery is answered with no read promise and no promise turn of its own.
+   */
+  function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return new Promise((resolve, reject) => {
+      queueMicrotask(() => {
+        try {
+          core.handle(nodeRequest(req)).then(({ answer: handled, record }) => {
+            try {
+              writeAnswer(res, handled);
+              core.report(record);
+              resolve();
+            } catch (error) {
+              reject(error);
+            }
+          }, reject);
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+  }
+
+  const handler = function nodeHandler(req: IncomingMessage, res: ServerResponse, next?: () => unknown) {
+    if (path !== undefined && pathOf(req.url) !== path) return elsewhere(res, next);
+    return answer(req, res);
   } as NodeHandler;
   handler.drain = core.drain;
   return handler;
