@@ -83,6 +83,31 @@ describe('createReceiverCore', () => {
     store.close();
   });
 
+  // Each reading of the clock costs about as much as a small stage: the record's start and end, and
+  // the handlers' start; a lone handler that settles at once is timed by its own end.
+  it('reads the clock 4 times for a delivery whose body, store and lone handler answer at once', async () => {
+    const { receiver, store } = core(() => undefined);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_clock' }));
+    const clock = jest.spyOn(performance, 'now');
+    try {
+      const handled = receiver.handle(
+        request(
+          body,
+          () => Promise.reject(new Error('read() must not be called')),
+          (bytes) => bytes,
+        ),
+      );
+      const readings = clock.mock.calls.length;
+      const { answer, record } = await handled;
+      expect([answer.status, record.outcome, readings]).toEqual([200, 'processed', 4]);
+      expect(record.handlerMs).toBe(record.handlers?.[0]?.durationMs);
+      expect(record.durationMs).toBeGreaterThanOrEqual(record.handlerMs ?? Infinity);
+    } finally {
+      clock.mockRestore();
+      store.close();
+    }
+  });
+
   it('a body offered at once past the limit is refused 413, not acknowledged, its handler not run', async () => {
     let runs = 0;
     const { receiver, store } = core(() => void runs++);
