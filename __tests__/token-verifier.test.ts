@@ -1,5 +1,20 @@
 import { OptionsError } from '../lib';
 import { createTokenVerifier } from '../lib/core/auth/token-verifier';
+import { nodeCrypto } from '../lib/lazy-crypto';
+
+/** The byte lengths of each `timingSafeEqual` call `check` makes (the verifier is built inside `run`). */
+function comparedWidths(run: () => void): number[] {
+  const spy = jest.spyOn(nodeCrypto(), 'timingSafeEqual');
+  try {
+    run();
+    return spy.mock.calls.map(([a, b]) => {
+      expect((a as Uint8Array).byteLength).toBe((b as Uint8Array).byteLength);
+      return (a as Uint8Array).byteLength;
+    });
+  } finally {
+    spy.mockRestore();
+  }
+}
 
 describe('createTokenVerifier', () => {
   const verifier = createTokenVerifier(['tok_alpha', 'x'.repeat(512)], 'test');
@@ -29,6 +44,58 @@ describe('createTokenVerifier', () => {
     ['a non-string', [42]],
   ])('refuses %s at construction', (_name, tokens) => {
     expect(() => createTokenVerifier(tokens, 'test')).toThrow(OptionsError);
+  });
+
+  describe('compares over the longest token rounded up to 64 bytes, every token each time', () => {
+    // 10 and 70 characters: the width is 128.
+    const short = 's'.repeat(10);
+    const long = 'l'.repeat(70);
+    it.each([
+      ['the short token', short, 'valid', [128, 128]],
+      ['the long token', long, 'valid', [128, 128]],
+      ['a wrong token as wide as the width', 'w'.repeat(128), 'invalid', [128, 128]],
+      ['a token one byte past the width, refused uncompared', 'w'.repeat(129), 'invalid', []],
+      ['the long token with one byte more', `${long}x`, 'invalid', [128, 128]],
+    ])('%s', (_name, presented, expected, widths) => {
+      let check: string | Promise<string> = '';
+      const compared = comparedWidths(() => {
+        check = createTokenVerifier([short, long], 'test').check(`Bearer ${presented}`);
+      });
+      expect(check).toBe(expected);
+      expect(compared).toEqual(widths);
+    });
+
+    it('a list of tokens up to 64 characters compares 64 bytes; the widest, 512', () => {
+      expect(
+        comparedWidths(() => createTokenVerifier(['a'.repeat(64), 'b'], 'test').check('Bearer b')),
+      ).toEqual([64, 64]);
+      expect(
+        comparedWidths(() =>
+          createTokenVerifier(['a'.repeat(449)], 'test').check(`Bearer ${'a'.repeat(449)}`),
+        ),
+      ).toEqual([512]);
+    });
+
+    it('a function source takes the new width when its list changes', () => {
+      let list = ['f'.repeat(20)];
+      const spy = jest.spyOn(nodeCrypto(), 'timingSafeEqual');
+      try {
+        const verifier = createTokenVerifier(() => list, 'test');
+        const widths = (presented: string, expected: string) => {
+          spy.mockClear();
+          expect(verifier.check(`Bearer ${presented}`)).toBe(expected);
+          return spy.mock.calls.map(([a]) => (a as Uint8Array).byteLength);
+        };
+        expect(widths('g'.repeat(100), 'invalid')).toEqual([]);
+        list = ['f'.repeat(20), 'g'.repeat(100)];
+        expect(widths('g'.repeat(100), 'valid')).toEqual([128, 128]);
+        list = ['f'.repeat(20)];
+        expect(widths('f'.repeat(20), 'valid')).toEqual([64]);
+        expect(widths('g'.repeat(100), 'invalid')).toEqual([]);
+      } finally {
+        spy.mockRestore();
+      }
+    });
   });
 
   it('keeps no token as a string in what it returns', () => {

@@ -9,7 +9,7 @@ import { certificateStep } from './auth/certificate-step';
 import { answerHandshake } from './auth/handshake';
 import { HttpProblem } from './http-problem';
 import { rateLimitedLog, type RateLimitedLog } from '../rate-limited-log';
-import { createEventReader, type ReadEvent } from './event/read-event';
+import { createEventReading, type ReadEvent } from './event/read-event';
 import { UnreadableEvent } from './event/unreadable-event';
 import { quarantineStep } from './quarantine-step';
 import type { ReceiverOptions } from './receiver-options';
@@ -62,7 +62,7 @@ export function createReceiverCore(
   const onEvent = listener?.onEvent?.bind(listener);
   const warn: RateLimitedLog = rateLimitedLog(log);
   const certificates = resolved.certificates && certificateStep(resolved.certificates, warn);
-  const readEvent = createEventReader({
+  const readThen = createEventReading({
     limit: resolved.limit,
     bodyTimeoutMs,
     validation: resolved.validation,
@@ -170,20 +170,18 @@ export function createReceiverCore(
     span: DeliveryTrace | undefined,
   ): Answer | Promise<Answer> {
     // The reader writes the event's id, type and source into the record as soon as the envelope is
-    // checked, so a 400 for the data still names its event.
-    let read: ReadEvent | Promise<ReadEvent>;
-    try {
-      read = readEvent(request, record);
-    } catch (error) {
-      return unreadable(error, request, record);
-    }
-    if (read instanceof Promise) {
-      return read.then(
-        (event) => dispatched(event, request, record, span),
-        (error: unknown) => unreadable(error, request, record),
-      );
-    }
-    return dispatched(read, request, record, span);
+    // checked, so a 400 for the data still names its event. Untraced (no SDK), the continuation is
+    // the same function for every request, no closure over this one.
+    if (span === undefined) return readThen(request, record, untraced, unreadable);
+    return readThen(request, record, (read) => dispatched(read, request, record, span), unreadable);
+  }
+
+  function untraced(
+    read: ReadEvent,
+    request: WebhookRequest,
+    record: DeliveryRecord,
+  ): Answer | Promise<Answer> {
+    return dispatched(read, request, record, undefined);
   }
 
   /** A body that could not be read as an event: quarantined when that is on and it can be, else thrown. */

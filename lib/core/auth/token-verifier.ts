@@ -16,8 +16,14 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 /** By default, a token source slower than this counts as unavailable (503, retried): none waits forever. */
 const SOURCE_TIMEOUT_MS = 5_000;
-/** Tokens are compared as fixed-size buffers of this many bytes, so the time taken never depends on them. */
+/** The longest token accepted; the pad (and the widest comparison) is this many bytes. */
 const MAX_TOKEN = 512;
+/**
+ * Tokens are compared over a fixed width: the longest configured token's length rounded up to a
+ * multiple of this, so the time taken depends on neither the presented token nor which one matched,
+ * only (to this granularity) on the longest one configured.
+ */
+const WIDTH_STEP = 64;
 /** A per-process random pad: tokens are kept XORed with it, never as a string an error or a heap dump shows. */
 let PAD: Buffer | undefined;
 let scratch: Buffer | undefined;
@@ -32,10 +38,25 @@ interface MaskedToken {
   length: number;
 }
 
-function mask(token: string): MaskedToken {
-  const bytes = Buffer.from(pad());
-  for (let i = 0; i < token.length; i++) bytes[i] = (bytes[i] as number) ^ token.charCodeAt(i);
-  return { bytes, length: token.length };
+/** A token list as compared: each token masked over the list's width. */
+interface MaskedList {
+  width: number;
+  tokens: MaskedToken[];
+  /** The first `width` bytes of the shared scratch buffer, where the presented token is masked. */
+  work: Buffer;
+}
+
+function maskList(tokens: readonly string[], work: Buffer): MaskedList {
+  let longest = 0;
+  for (const token of tokens) longest = Math.max(longest, token.length);
+  const width = Math.min(MAX_TOKEN, Math.ceil(longest / WIDTH_STEP) * WIDTH_STEP);
+  const padBytes = pad();
+  const masked = tokens.map((token) => {
+    const bytes = Buffer.from(padBytes.subarray(0, width));
+    for (let i = 0; i < token.length; i++) bytes[i] = (bytes[i] as number) ^ token.charCodeAt(i);
+    return { bytes, length: token.length };
+  });
+  return { width, tokens: masked, work: work.subarray(0, width) };
 }
 
 /** Why a token list is unusable, or undefined when it is fine. */
@@ -52,10 +73,12 @@ function tokenListProblem(tokens: unknown, option: string): string | undefined {
 }
 
 /**
- * Keeps the tokens only XORed with a per-process random pad, in fixed-size buffers: the comparison
- * takes the same time whatever the token's length or content, costs no hash per request, and the
- * tokens never sit in a closure as strings an error or a heap dump could print. A function source is
- * called per request; its list is masked again only when it returns a different array.
+ * Keeps the tokens only XORed with a per-process random pad, in fixed-size buffers (the longest
+ * token's length rounded up to a multiple of 64): the comparison takes the same time whatever the
+ * presented token's length or content and whichever token it matches, costs no hash per request, and
+ * the tokens never sit in a closure as strings an error or a heap dump could print. A presented token
+ * longer than that width is longer than every token, and refused without a comparison. A function
+ * source is called per request; its list is masked again (its width too) only when it changes.
  */
 export function createTokenVerifier(
   tokens: unknown,
@@ -67,18 +90,20 @@ export function createTokenVerifier(
   scratch ??= Buffer.from(padBytes);
   const work = scratch;
   const { timingSafeEqual } = nodeCrypto();
-  const compare = (expected: readonly MaskedToken[], authorization: string | undefined): TokenCheck => {
+  const compare = (expected: MaskedList, authorization: string | undefined): TokenCheck => {
     if (authorization === undefined || authorization === '') return 'missing';
     const match = BEARER.exec(authorization);
     if (!match) return 'malformed';
     const presented = match[1] as string;
-    if (presented.length > MAX_TOKEN) return 'invalid';
+    // Longer than every configured token: says only that, not which token it is not.
+    if (presented.length > expected.width) return 'invalid';
+    const { work } = expected;
     // Visible ASCII only (the pattern says so): one char is one byte. `work` holds the pad between
-    // calls, so only the presented token's bytes are masked here and put back after, not all 512.
+    // calls, so only the presented token's bytes are masked here and put back after, not the width.
     for (let i = 0; i < presented.length; i++) work[i] = (padBytes[i] as number) ^ presented.charCodeAt(i);
     let ok = false;
     // No early exit: every configured token is compared, so timing does not tell which matched.
-    for (const candidate of expected) {
+    for (const candidate of expected.tokens) {
       const same = timingSafeEqual(candidate.bytes, work);
       ok = (same && candidate.length === presented.length) || ok;
     }
@@ -89,7 +114,7 @@ export function createTokenVerifier(
   if (typeof tokens !== 'function') {
     const problem = tokenListProblem(tokens, option);
     if (problem !== undefined) throw new OptionsError('ERR_SW_TOKENS', where, problem);
-    const expected = (tokens as string[]).map(mask);
+    const expected = maskList(tokens as string[], work);
     return { check: (authorization) => compare(expected, authorization) };
   }
 
@@ -97,7 +122,7 @@ export function createTokenVerifier(
   // A copy of the list last masked: an app that updates its cached array in place (a revoked or
   // rotated token) is seen at the next request, not only when it returns a new array.
   let cachedCopy: string[] | undefined;
-  let cachedMasks: MaskedToken[] = [];
+  let cachedMasks: MaskedList | undefined;
   const unchanged = (list: readonly string[]) =>
     cachedCopy !== undefined &&
     list.length === cachedCopy.length &&
@@ -106,9 +131,9 @@ export function createTokenVerifier(
     if (!Array.isArray(list) || !unchanged(list as string[])) {
       if (tokenListProblem(list, option) !== undefined) return 'unavailable';
       cachedCopy = [...(list as string[])];
-      cachedMasks = cachedCopy.map(mask);
+      cachedMasks = maskList(cachedCopy, work);
     }
-    return compare(cachedMasks, authorization);
+    return compare(cachedMasks as MaskedList, authorization);
   };
   return {
     check(authorization) {

@@ -94,6 +94,7 @@ export function createDispatcher(
     ctx: DeliveryContext,
     succeeded: readonly string[],
     attempt: number,
+    started: number,
   ): GuardedRun | Promise<GuardedRun> {
     // Bookkeeping retried in the background keeps the event held here until it settles.
     const held: { lingering?: Promise<void> } = {};
@@ -113,6 +114,7 @@ export function createDispatcher(
           tracing,
           undefined,
           each(key, token, event, matched, attempt),
+          started,
         );
         guarded = outcome instanceof Promise ? outcome.then(ran, thrown) : ran(outcome);
       } catch (error) {
@@ -308,8 +310,15 @@ export function createDispatcher(
     if (options.inbox !== undefined) return enqueue(key, token, event, header, options.inbox, text);
     const ctx = new DeliveryContext(header, log);
     const started = performance.now();
-    const work = run(key, token, event, matched, ctx, succeeded, attempt);
-    if (!(work instanceof Promise)) return answered(work, event, matched, ctx, succeeded, attempt, started);
+    const work = run(key, token, event, matched, ctx, succeeded, attempt, started);
+    if (!(work instanceof Promise)) {
+      // Over at once: a lone handler's run was timed from `started` as it settled, and that is the
+      // handlers' time, without reading the clock again.
+      const { runs } = ctx;
+      const lone =
+        runs !== undefined && runs.length === 1 && matched.handlers.length === 1 ? runs[0] : undefined;
+      return answered(work, event, matched, ctx, succeeded, attempt, started, lone?.durationMs ?? undefined);
+    }
     running.set(key, { eventId: event.id, done: work });
     return deadlines
       .wait(work, started)
@@ -324,8 +333,9 @@ export function createDispatcher(
     succeeded: readonly string[],
     attempt: number,
     started: number,
+    ranMs?: number,
   ): DispatchResult {
-    const handlerMs = performance.now() - started;
+    const handlerMs = ranMs ?? performance.now() - started;
     const result = answer(first, event, matched, ctx, handlerMs);
     const runs = handlerRuns(first, matched, ctx, succeeded, attempt, handlerMs);
     if (runs !== undefined) result.handlers = runs;

@@ -110,7 +110,9 @@ export function runHandlers(...args: Parameters<typeof runHandlersNow>): Promise
 
 /**
  * As {@link runHandlers}, but a lone handler that returns no promise (a synchronous one) is decided
- * at once: its outcome is returned as it is, with no promise turn to wait for.
+ * at once: its outcome is returned as it is, with no promise turn to wait for. `startedMs`: when the
+ * caller has just read `performance.now()`, a lone handler's run is timed from it instead of reading
+ * the clock again.
  */
 export function runHandlersNow(
   router: EventRouter,
@@ -120,6 +122,7 @@ export function runHandlersNow(
   tracing: TracingHooks,
   then: AfterFailure = ANSWERING_500,
   each?: PerHandler,
+  startedMs?: number,
 ): Outcome | Promise<Outcome> {
   // Undefined while nothing traces: then handlers run with no span work at all.
   const traced = tracing.handlerTracer();
@@ -131,21 +134,21 @@ export function runHandlersNow(
     ctx.handler = each.names.get(handler) ?? '';
     if (each.attempt !== undefined) ctx.attempt = each.attempt;
   }
-  const startedMs = performance.now();
+  const started = startedMs ?? performance.now();
   let value: unknown;
   try {
     value = traced === undefined ? handler(event, ctx) : traced(handler, event, ctx);
   } catch (error) {
-    return oneFailed(router, handler, error, event, ctx, startedMs, then);
+    return oneFailed(router, handler, error, event, ctx, started, then);
   }
   // A thenable is awaited as `await` would; anything else is the handler's result already.
   if (typeof (value as PromiseLike<unknown> | null)?.then === 'function') {
     return Promise.resolve(value).then(
-      (settled) => oneSucceeded(handler, settled, event, ctx, startedMs),
-      (error: unknown) => oneFailed(router, handler, error, event, ctx, startedMs, then),
+      (settled) => oneSucceeded(handler, settled, event, ctx, started),
+      (error: unknown) => oneFailed(router, handler, error, event, ctx, started, then),
     );
   }
-  return oneSucceeded(handler, value, event, ctx, startedMs);
+  return oneSucceeded(handler, value, event, ctx, started);
 }
 
 function oneSucceeded(

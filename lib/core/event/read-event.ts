@@ -99,6 +99,33 @@ export interface EnvelopeSeen {
 export function createEventReader(
   options: EventReaderOptions,
 ): (request: WebhookRequest, seen?: EnvelopeSeen) => ReadEvent | Promise<ReadEvent> {
+  const readThen = createEventReading(options);
+  return (request, seen) => readThen(request, seen, same, rethrow);
+}
+
+const same = (read: ReadEvent) => read;
+const rethrow = (error: unknown): never => {
+  throw error;
+};
+
+/**
+ * Reads a request's event and hands it to `next`, or what failed to `failed`; either one's result is
+ * the reading's. `failed` takes what the reader threw or the body's read rejected with, never what
+ * `next` throws. `next` and `failed` are given the request and `seen` back, so a caller can pass the
+ * same two functions for every request instead of closures over each.
+ */
+export type EventReading = <S extends EnvelopeSeen | undefined, T>(
+  request: WebhookRequest,
+  seen: S,
+  next: (read: ReadEvent, request: WebhookRequest, seen: S) => T | Promise<T>,
+  failed: (error: unknown, request: WebhookRequest, seen: S) => T | Promise<T>,
+) => T | Promise<T>;
+
+/**
+ * The reader with its continuation: a body that arrives later is read into an event and handed on
+ * in the one promise turn of its read, not in a turn of the reader's and another of the caller's.
+ */
+export function createEventReading(options: EventReaderOptions): EventReading {
   const { limit, bodyTimeoutMs, validation, log } = options;
   const quarantine = options.quarantine === true;
   const keepText = options.keepText === true;
@@ -180,8 +207,14 @@ export function createEventReader(
 
   // Not an async function: a body already here (or another parser's) is read into an event at once;
   // only a body still arriving costs a promise, the read's own.
-  return function readEvent(request, seen) {
+  return function readThen<S extends EnvelopeSeen | undefined, T>(
+    request: WebhookRequest,
+    seen: S,
+    next: (read: ReadEvent, request: WebhookRequest, seen: S) => T | Promise<T>,
+    failed: (error: unknown, request: WebhookRequest, seen: S) => T | Promise<T>,
+  ): T | Promise<T> {
     let binary: boolean;
+    let read: ReadEvent;
     try {
       // application/cloudevents+json always means structured mode, whatever ce- headers come along.
       const contentType = request.header('content-type');
@@ -190,21 +223,34 @@ export function createEventReader(
         !/^\s*application\/cloudevents/i.test(contentType ?? '');
       checkContent(contentType, request.header('content-encoding'), binary);
       const { parsed } = request.body;
-      if (parsed !== undefined) return event(request, seen, binary, fromOtherParser(parsed), undefined);
+      if (parsed !== undefined) read = event(request, seen, binary, fromOtherParser(parsed), undefined);
+      else {
+        // A body already here is read into an event at once; `readNow` throws as `read` would reject.
+        const here = request.body.readNow?.(limit);
+        if (here === undefined) {
+          // Through Promise.resolve: a door's read that hands back another thenable still gives a promise.
+          const bytesRead = binary;
+          return Promise.resolve(request.body.read(limit, bodyTimeoutMs)).then(
+            (bytes) => {
+              let arrived: ReadEvent;
+              try {
+                arrived = fromBytes(request, seen, bytesRead, bytes);
+              } catch (error) {
+                return failed(error, request, seen);
+              }
+              return next(arrived, request, seen);
+            },
+            (error: unknown) => failed(error, request, seen),
+          );
+        }
+        // Bounded here too: a door's accessor that ignored the limit still cannot hand the parser more.
+        if (here.byteLength > limit) throw bodyProblems.tooLarge(limit);
+        read = fromBytes(request, seen, binary, here);
+      }
     } catch (error) {
-      throw answerOf(error);
+      return failed(answerOf(error), request, seen);
     }
-    // A body already here is read into an event at once; `readNow` throws as `read` would reject.
-    const here = request.body.readNow?.(limit);
-    if (here !== undefined) {
-      // Bounded here too: a door's accessor that ignored the limit still cannot hand the parser more.
-      if (here.byteLength > limit) throw bodyProblems.tooLarge(limit);
-      return fromBytes(request, seen, binary, here);
-    }
-    // Through Promise.resolve: a door's read that hands back another thenable still gives a promise.
-    return Promise.resolve(request.body.read(limit, bodyTimeoutMs)).then((bytes) =>
-      fromBytes(request, seen, binary, bytes),
-    );
+    return next(read, request, seen);
   };
 }
 
