@@ -281,3 +281,46 @@ describe('event.entity', () => {
     expect(entityOf('other.access_pass.x', { id: 'p' } as never)).toBeNull();
   });
 });
+
+describe('what normalization remembers from one event to the next', () => {
+  const ACCESS_PASS = 'https://s.example/schemas/access_pass/v1.4.0.json';
+  const TEMPLATE = 'https://s.example/schemas/card_template/v2.0.7.json';
+  const access = { resource: 'access_pass', major: 1, minor: 4, patch: 0 };
+  const template = { resource: 'card_template', major: 2, minor: 0, patch: 7 };
+
+  it('reads each dataschema of a run that changes, the remembered one replaced each time', () => {
+    const run: [string | null, object | null][] = [
+      [ACCESS_PASS, access],
+      [ACCESS_PASS, access],
+      [TEMPLATE, template],
+      [ACCESS_PASS, access],
+      ['https://s.example/schemas/access_pass/latest.json', null],
+      [ACCESS_PASS, access],
+      [null, null],
+      [TEMPLATE, template],
+    ];
+    expect(run.map(([url]) => parseSchemaVersion(url))).toEqual(run.map(([, expected]) => expected));
+  });
+
+  it('gives each event its own schemaVersion: a handler changing one leaves the next event’s alone', () => {
+    const first = parseSchemaVersion(ACCESS_PASS);
+    if (first === null) throw new Error('expected a version');
+    first.major = 99;
+    const second = parseSchemaVersion(ACCESS_PASS);
+    expect(second).toEqual(access);
+    expect(second).not.toBe(first);
+  });
+
+  it('reads the entity of a run of types that changes', () => {
+    const data = { id: 'pass_1', card_template_id: 'tpl_1', account_id: 'acct_1' } as never;
+    const run: [string, object | null][] = [
+      ['ag.access_pass.issued', { kind: 'access_pass', id: 'pass_1' }],
+      ['ag.access_pass.issued', { kind: 'access_pass', id: 'pass_1' }],
+      ['ag.card_template.created', { kind: 'card_template', id: 'tpl_1' }],
+      ['ag.hid_org.created', null],
+      ['ag.account_balance.low', { kind: 'account', id: 'acct_1' }],
+      ['ag.access_pass.updated', { kind: 'access_pass', id: 'pass_1' }],
+    ];
+    expect(run.map(([type]) => entityOf(type, data))).toEqual(run.map(([, expected]) => expected));
+  });
+});
