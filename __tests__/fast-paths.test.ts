@@ -214,6 +214,20 @@ describe('what the fast path reads by hand instead of a regex or a field list', 
     ]);
   });
 
+  it('passes unknown keys through on a run whose keys change, the remembered known-only list aside', () => {
+    const run: Record<string, unknown>[] = [
+      { id: 'a', state: 'active' },
+      { id: 'a', state: 'active' },
+      { id: 'a', extra: 1 },
+      { extra: 2 },
+      { id: 'b' },
+      { other: 3 },
+      { state: 'x', id: 'a' },
+      { id: 'a', state: 'active', more: [1] },
+    ];
+    for (const data of run) expect(fastEventData(data)).toStrictEqual(eventDataSchema.parse(data));
+  });
+
   it('returns copies, as the schema does: a handler changing event.data leaves the raw data alone', () => {
     const raw = buildEvent('ag.access_pass.devices.added', { metadata: { floor: 4 } }).data as Record<
       string,

@@ -119,10 +119,33 @@ export function fastEventData(raw: Record<string, unknown>): EventData | undefin
     devices: devices(raw.devices),
   };
   if (doubted) return undefined;
-  // Fields the spec does not name pass through, as the schema's looseObject lets them.
-  for (const key of Object.keys(raw)) {
-    // An own `__proto__` key would set the output's prototype: the schema drops it, so does this.
-    if (!FIELD_SET.has(key) && key !== '__proto__') out[key] = raw[key];
-  }
+  passUnknownKeys(raw, out);
   return out as EventData;
+}
+
+/**
+ * The last key list found to hold only the schema's fields. The events of one sender share their keys
+ * in one order, so comparing the list with this one (`===` on the parser's interned keys) replaces a
+ * Set lookup per key. One list, never longer than the schema's fields: hostile input cannot grow it.
+ */
+let lastKnownKeys: readonly string[] = [];
+
+function sameKeys(keys: readonly string[], known: readonly string[]): boolean {
+  if (keys.length !== known.length) return false;
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== known[i]) return false;
+  return true;
+}
+
+/** Fields the spec does not name pass through, as the schema's looseObject lets them. */
+function passUnknownKeys(raw: Record<string, unknown>, out: Record<string, unknown>): void {
+  const keys = Object.keys(raw);
+  if (sameKeys(keys, lastKnownKeys)) return;
+  let unknown = false;
+  for (const key of keys) {
+    if (FIELD_SET.has(key)) continue;
+    unknown = true;
+    // An own `__proto__` key would set the output's prototype: the schema drops it, so does this.
+    if (key !== '__proto__') out[key] = raw[key];
+  }
+  if (!unknown) lastKnownKeys = keys;
 }
