@@ -8,8 +8,8 @@ import {
   type AnyWebhookEvent,
   type EventType,
 } from '../lib';
-import { EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
-import { normalizeEvent } from '../lib/events/normalize-event';
+import { EVENT_DATA_FIELDS, LAYOUT_B_FIELDS } from '../lib/events/data-schemas';
+import { detectLayout, normalizeEvent } from '../lib/events/normalize-event';
 import {
   buildEvent,
   buildUnknownEvent,
@@ -123,6 +123,20 @@ describe('layout A and B normalize to the same data', () => {
 });
 
 describe('layout detection and data validation', () => {
+  it.each(LAYOUT_B_FIELDS)(
+    'reads data.%s alone as layout B, and as a contradiction with details',
+    (field) => {
+      const envelope = { source: '/service/x' };
+      expect(detectLayout({ source: 'other' }, { [field]: 'v' })).toBe('B');
+      expect(() => detectLayout(envelope, { [field]: 'v', details: {} })).toThrow(`data.${field} is present`);
+    },
+  );
+
+  it('does not count a layout B field the data only inherits', () => {
+    const data = Object.create({ device: { id: 'd' }, access_pass_id: 'p' }) as Record<string, unknown>;
+    expect(detectLayout({ source: 'other' }, data)).toBe('A');
+  });
+
   it.each<[string, Record<string, unknown>, Record<string, unknown>, RegExp]>([
     [
       'dataschema with access_pass_id',
