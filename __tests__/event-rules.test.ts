@@ -6,7 +6,9 @@ import {
   type ValidationMode,
   type AnyWebhookEvent,
 } from '../lib';
+import { checkEventRules } from '../lib/events/event-rules';
 import { buildUnknownEvent, deliverEvent, sendEvent } from '../lib/testing';
+import { EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
 import { captureLogger } from './support/capture-logger';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS } from './support/doors';
@@ -194,4 +196,32 @@ describe.each(DOORS)('rules 2–5 bind only the types they name, through $name',
       expect(seen.map((e) => e.type)).toEqual([type]);
     },
   );
+});
+
+describe('checkEventRules on a run of types that changes', () => {
+  // Every field null: each type's rules find what is missing, and a type no rule names finds nothing.
+  const empty = Object.fromEntries(EVENT_DATA_FIELDS.map((field) => [field, null])) as never;
+  const fieldsOf = (type: string) => checkEventRules(type, 'A', empty).map((v) => v.field);
+
+  it('applies to each type its own rules, not the previous type’s', () => {
+    const run: [string, string[]][] = [
+      ['ag.access_pass.issued', ['data.details']],
+      ['ag.access_pass.issued', ['data.details']],
+      ['ag.card_template.created', ['data.card_template_id', 'data.protocol', 'data.metadata']],
+      ['ag.card_template.archived', []],
+      [
+        'ag.account_balance.low',
+        [
+          'data.account_id',
+          'data.organization_name',
+          'data.current_balance',
+          'data.threshold',
+          'data.amount_below_threshold',
+        ],
+      ],
+      ['ag.hid_org.created', []],
+      ['ag.access_pass.devices.added', ['data.devices', 'data.devices']],
+    ];
+    expect(run.map(([type]) => fieldsOf(type))).toEqual(run.map(([, fields]) => fields));
+  });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { entityOf, EVENT_TYPES } from '../lib';
 import { cloudEventEnvelopeSchema, fastEnvelope } from '../lib/core/event/cloud-event-envelope';
-import { dataSchemas, EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
+import { CREDENTIAL_FIELDS, dataSchemas, EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
 import { DATE, DATETIME_LOCAL, DATETIME_OFFSET } from '../lib/events/fast-event-data';
 import { z } from 'zod';
 
@@ -165,5 +165,100 @@ describe('what the fast paths wrote out instead of loading zod', () => {
     ['datetime with offset', DATETIME_OFFSET, z.core.regexes.datetime({ offset: true })],
   ])('matches as zod’s %s pattern does', (_name, ours, theirs) => {
     expect([ours.source, ours.flags]).toEqual([theirs.source, theirs.flags]);
+  });
+});
+
+describe('what the fast path reads by hand instead of a regex or a field list', () => {
+  const TAG_ID = /^[0-9a-fA-F]{14}$/;
+  const fastTag = (tag_id: string) => fastEventData({ tag_id }) !== undefined;
+
+  it.each([
+    '04a1b2c3d4e5f6',
+    '04A1B2C3D4E5F6',
+    'abcdefABCDEF09',
+    '04a1b2c3d4e5f',
+    '04a1b2c3d4e5f6a',
+    '04a1b2c3d4e5g6',
+    '04a1b2c3d4e5G6',
+    '04a1b2c3d4e5@6',
+    '04a1b2c3d4e5`6',
+    '04a1b2c3d4e5/6',
+    '04a1b2c3d4e5:6',
+    '04a1b2c3d4e5\u00106',
+    '04a1b2c3d4e5\u00196',
+    '04a1b2c3d4e5\u01616',
+    '04a1b2c3d4e5\uff116',
+    '',
+  ])('takes %j as a tag_id exactly when the pattern does', (tag) => {
+    expect(fastTag(tag)).toBe(TAG_ID.test(tag));
+  });
+
+  it(`takes a tag_id exactly when the pattern does, for strings near one (seed ${SEED})`, () => {
+    const near = fc.constantFrom(...'0123456789abcdefABCDEFgG@`/:\u0010\u0019\u0030\u0041\u0161 ');
+    fc.assert(
+      fc.property(fc.array(near, { minLength: 12, maxLength: 16 }), (chars) => {
+        const tag = chars.join('');
+        expect(fastTag(tag)).toBe(TAG_ID.test(tag));
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  it('fills every credential field of details and of each device, null where not carried', () => {
+    const data = fastEventData({ details: {}, devices: [{}, { extra: 1 }] });
+    const nulls = Object.fromEntries(CREDENTIAL_FIELDS.map((field) => [field, null]));
+    expect(data?.details).toStrictEqual(nulls);
+    expect(data?.devices).toStrictEqual([
+      { ...nulls, type: null },
+      { extra: 1, ...nulls, type: null },
+    ]);
+  });
+
+  it('passes unknown keys through on a run whose keys change, the remembered known-only list aside', () => {
+    const run: Record<string, unknown>[] = [
+      { id: 'a', state: 'active' },
+      { id: 'a', state: 'active' },
+      { id: 'a', extra: 1 },
+      { extra: 2 },
+      { id: 'b' },
+      { other: 3 },
+      { state: 'x', id: 'a' },
+      { id: 'a', state: 'active', more: [1] },
+    ];
+    for (const data of run) expect(fastEventData(data)).toStrictEqual(eventDataSchema.parse(data));
+  });
+
+  it('returns copies, as the schema does: a handler changing event.data leaves the raw data alone', () => {
+    const raw = buildEvent('ag.access_pass.devices.added', { metadata: { floor: 4 } }).data as Record<
+      string,
+      unknown
+    >;
+    const before = structuredClone(raw);
+    const data = fastEventData(raw);
+    if (data?.metadata == null || data.devices == null || data.card_templates == null) {
+      throw new Error('expected the fast path to read the real event');
+    }
+    data.metadata.floor = 5;
+    (data.devices[0] as Record<string, unknown>).status = 'changed';
+    data.card_templates.push('more');
+    expect(raw).toStrictEqual(before);
+  });
+});
+
+describe('the envelope’s id and source, read by their first character when it is plain ASCII', () => {
+  it.each([
+    ['a plain id', 'e1', true],
+    ['a tilde', '~', true],
+    ['an exclamation mark', '!', true],
+    ['DEL alone (a control character)', '\u007f', false],
+    ['a space alone', ' ', false],
+    ['a space then a letter', ' e', true],
+    ['a control character then a letter', '\u0001e', true],
+    ['a no-break space alone', '\u00a0', false],
+    ['a letter beyond ASCII', 'é', true],
+  ])('%s as the id: accepted exactly when the schema accepts it', (_name, id, accepted) => {
+    const envelope = { specversion: '1.0', id, source: id, type: 't' };
+    expect(cloudEventEnvelopeSchema().safeParse(envelope).success).toBe(accepted);
+    expect(fastEnvelope(envelope) !== undefined).toBe(accepted);
   });
 });

@@ -8,8 +8,8 @@ import {
   type AnyWebhookEvent,
   type EventType,
 } from '../lib';
-import { EVENT_DATA_FIELDS } from '../lib/events/data-schemas';
-import { normalizeEvent } from '../lib/events/normalize-event';
+import { EVENT_DATA_FIELDS, LAYOUT_B_FIELDS } from '../lib/events/data-schemas';
+import { detectLayout, normalizeEvent } from '../lib/events/normalize-event';
 import {
   buildEvent,
   buildUnknownEvent,
@@ -123,6 +123,20 @@ describe('layout A and B normalize to the same data', () => {
 });
 
 describe('layout detection and data validation', () => {
+  it.each(LAYOUT_B_FIELDS)(
+    'reads data.%s alone as layout B, and as a contradiction with details',
+    (field) => {
+      const envelope = { source: '/service/x' };
+      expect(detectLayout({ source: 'other' }, { [field]: 'v' })).toBe('B');
+      expect(() => detectLayout(envelope, { [field]: 'v', details: {} })).toThrow(`data.${field} is present`);
+    },
+  );
+
+  it('does not count a layout B field the data only inherits', () => {
+    const data = Object.create({ device: { id: 'd' }, access_pass_id: 'p' }) as Record<string, unknown>;
+    expect(detectLayout({ source: 'other' }, data)).toBe('A');
+  });
+
   it.each<[string, Record<string, unknown>, Record<string, unknown>, RegExp]>([
     [
       'dataschema with access_pass_id',
@@ -279,5 +293,48 @@ describe('event.entity', () => {
     });
     expect(entityOf('ag.card_template_pair.created', { card_template_id: 't' } as never)).toBeNull();
     expect(entityOf('other.access_pass.x', { id: 'p' } as never)).toBeNull();
+  });
+});
+
+describe('what normalization remembers from one event to the next', () => {
+  const ACCESS_PASS = 'https://s.example/schemas/access_pass/v1.4.0.json';
+  const TEMPLATE = 'https://s.example/schemas/card_template/v2.0.7.json';
+  const access = { resource: 'access_pass', major: 1, minor: 4, patch: 0 };
+  const template = { resource: 'card_template', major: 2, minor: 0, patch: 7 };
+
+  it('reads each dataschema of a run that changes, the remembered one replaced each time', () => {
+    const run: [string | null, object | null][] = [
+      [ACCESS_PASS, access],
+      [ACCESS_PASS, access],
+      [TEMPLATE, template],
+      [ACCESS_PASS, access],
+      ['https://s.example/schemas/access_pass/latest.json', null],
+      [ACCESS_PASS, access],
+      [null, null],
+      [TEMPLATE, template],
+    ];
+    expect(run.map(([url]) => parseSchemaVersion(url))).toEqual(run.map(([, expected]) => expected));
+  });
+
+  it('gives each event its own schemaVersion: a handler changing one leaves the next event’s alone', () => {
+    const first = parseSchemaVersion(ACCESS_PASS);
+    if (first === null) throw new Error('expected a version');
+    first.major = 99;
+    const second = parseSchemaVersion(ACCESS_PASS);
+    expect(second).toEqual(access);
+    expect(second).not.toBe(first);
+  });
+
+  it('reads the entity of a run of types that changes', () => {
+    const data = { id: 'pass_1', card_template_id: 'tpl_1', account_id: 'acct_1' } as never;
+    const run: [string, object | null][] = [
+      ['ag.access_pass.issued', { kind: 'access_pass', id: 'pass_1' }],
+      ['ag.access_pass.issued', { kind: 'access_pass', id: 'pass_1' }],
+      ['ag.card_template.created', { kind: 'card_template', id: 'tpl_1' }],
+      ['ag.hid_org.created', null],
+      ['ag.account_balance.low', { kind: 'account', id: 'acct_1' }],
+      ['ag.access_pass.updated', { kind: 'access_pass', id: 'pass_1' }],
+    ];
+    expect(run.map(([type]) => entityOf(type, data))).toEqual(run.map(([, expected]) => expected));
   });
 });

@@ -71,10 +71,36 @@ function accessPassRules(type: string, layout: Layout, data: EventData): RuleVio
  * bound by none: refusing it would start a 6-hour retry storm for an event nobody can fix.
  */
 export function checkEventRules(type: string, layout: Layout, data: EventData): RuleViolation[] {
-  if (!isEventType(type)) return [];
-  if (type.startsWith('ag.access_pass.')) return accessPassRules(type, layout, data);
-  if (type.startsWith('ag.card_template.'))
-    return missing(data, CARD_TEMPLATE_FIELDS, 'section 6 rule 4', type);
-  if (type.startsWith('ag.account_balance.')) return missing(data, BALANCE_FIELDS, 'section 6 rule 5', type);
-  return [];
+  switch (rulesOf(type)) {
+    case 'access_pass':
+      return accessPassRules(type, layout, data);
+    case 'card_template':
+      return missing(data, CARD_TEMPLATE_FIELDS, 'section 6 rule 4', type);
+    case 'account_balance':
+      return missing(data, BALANCE_FIELDS, 'section 6 rule 5', type);
+    default:
+      return [];
+  }
+}
+
+type RuleFamily = 'access_pass' | 'card_template' | 'account_balance' | 'none';
+
+/** The last type checked and the rules that bind it: a run of one type skips the lookups. */
+let lastType: string | undefined;
+let lastFamily: RuleFamily = 'none';
+
+function rulesOf(type: string): RuleFamily {
+  if (type !== lastType) {
+    lastFamily = !isEventType(type)
+      ? 'none'
+      : type.startsWith('ag.access_pass.')
+        ? 'access_pass'
+        : type.startsWith('ag.card_template.')
+          ? 'card_template'
+          : type.startsWith('ag.account_balance.')
+            ? 'account_balance'
+            : 'none';
+    lastType = type;
+  }
+  return lastFamily;
 }

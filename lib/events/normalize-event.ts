@@ -19,6 +19,16 @@ function signOfA(envelope: Envelope, data: Readonly<Record<string, unknown>>): s
 /** The first sign of layout B, said for an error message; undefined when there is none. */
 function signOfB(envelope: Envelope, data: Readonly<Record<string, unknown>>): string | undefined {
   if (envelope.source === 'service') return 'source is "service"';
+  // Most events carry none of layout B's fields: `in` with a constant name is answered from the
+  // object's shape without a call (LAYOUT_B_FIELDS spelled out; a test holds the two together), and
+  // only then is each looked for as an own key, so an inherited one does not count.
+  const maybeB =
+    'access_pass_id' in data ||
+    'device' in data ||
+    'card_number' in data ||
+    'site_code' in data ||
+    'file_data' in data;
+  if (!maybeB) return undefined;
   for (const field of LAYOUT_B_FIELDS) if (Object.hasOwn(data, field)) return `data.${field} is present`;
   return undefined;
 }
@@ -54,12 +64,28 @@ export interface EnvelopeAttributes {
   dataschema?: string | null | undefined;
 }
 
+/**
+ * The last `dataschema` read and its parts. Nearly every event of one type carries the same URL, so one
+ * remembered entry spares the regex and its three numbers; a different string replaces it (bounded: one).
+ */
+let lastSchema: string | undefined;
+let lastVersion: SchemaVersion | null = null;
+
 /** `…/schemas/<resource>/v<major>.<minor>.<patch>.json` → its parts; any other form → null. */
 export function parseSchemaVersion(dataschema: string | null | undefined): SchemaVersion | null {
-  const match = dataschema == null ? null : SCHEMA_URL.exec(dataschema);
-  if (!match) return null;
-  const [, resource, major, minor, patch] = match as unknown as [string, string, string, string, string];
-  return { resource, major: Number(major), minor: Number(minor), patch: Number(patch) };
+  if (dataschema == null) return null;
+  if (dataschema !== lastSchema) {
+    const match = SCHEMA_URL.exec(dataschema);
+    lastVersion = null;
+    if (match) {
+      const [, resource, major, minor, patch] = match as unknown as [string, string, string, string, string];
+      lastVersion = { resource, major: Number(major), minor: Number(minor), patch: Number(patch) };
+    }
+    lastSchema = dataschema;
+  }
+  // A new object each call: an event's schemaVersion is its handler's, never shared with the next one.
+  const v = lastVersion;
+  return v === null ? null : { resource: v.resource, major: v.major, minor: v.minor, patch: v.patch };
 }
 
 function dataObject(data: unknown): Record<string, unknown> {
@@ -119,12 +145,22 @@ const ENTITY_FIELDS: readonly (readonly [prefix: string, kind: EntityKind, field
  * know yet count in their family.
  */
 export function entityOf(type: string, data: EventData): EventEntity | null {
-  for (const [prefix, kind, field] of ENTITY_FIELDS) {
-    if (!type.startsWith(prefix)) continue;
-    const id = data[field];
-    return typeof id === 'string' && id !== '' ? { kind, id } : null;
+  const entry = entityFieldOf(type);
+  if (entry === undefined) return null;
+  const id = data[entry[2]];
+  return typeof id === 'string' && id !== '' ? { kind: entry[1], id } : null;
+}
+
+/** The last type looked up and its ENTITY_FIELDS row: a run of one type skips the prefix tests. */
+let lastEntityType: string | undefined;
+let lastEntityRow: (typeof ENTITY_FIELDS)[number] | undefined;
+
+function entityFieldOf(type: string): (typeof ENTITY_FIELDS)[number] | undefined {
+  if (type !== lastEntityType) {
+    lastEntityRow = ENTITY_FIELDS.find(([prefix]) => type.startsWith(prefix));
+    lastEntityType = type;
   }
-  return null;
+  return lastEntityRow;
 }
 
 /**

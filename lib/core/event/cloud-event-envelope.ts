@@ -86,7 +86,12 @@ function schemaUrlOk(value: unknown): boolean {
 }
 
 const nonEmpty = (value: unknown) => typeof value === 'string' && value.length > 0;
-const visible = (value: unknown) => typeof value === 'string' && VISIBLE.test(value);
+/** A first character in `!`…`~` is visible (neither space nor control): the regex is left for the rest. */
+const visible = (value: unknown) => {
+  if (typeof value !== 'string') return false;
+  const first = value.charCodeAt(0);
+  return (first > 0x20 && first < 0x7f) || VISIBLE.test(value);
+};
 
 /**
  * The envelope as the schema would return it, decided by hand for the shape the Service sends;
