@@ -191,53 +191,6 @@ describe('MemoryStore', () => {
     expect(kept.length).toBeGreaterThanOrEqual(99);
   });
 
-  // markDone right after its key's claim skips the lookup; once the claim's lease has left the map, it
-  // must still take the way a missing key takes: the key back as done, in a new slot at the tail.
-  it.each([
-    [
-      'evicted at the cap',
-      async (store: MemoryStore) => {
-        await store.claim('a', 't1', HOUR);
-        await store.markDone('b', 't2', HOUR);
-        await store.markDone('x', 't2', HOUR);
-      },
-      { b: null, x: 'done' },
-    ],
-    [
-      'released',
-      async (store: MemoryStore) => {
-        await store.markDone('b', 't2', HOUR);
-        await store.claim('a', 't1', HOUR);
-        await store.release('a', 't1');
-      },
-      { b: 'done' },
-    ],
-    [
-      'expired',
-      async (store: MemoryStore) => {
-        await store.claim('a', 't1', 1000);
-        await store.markDone('b', 't2', HOUR);
-        jest.advanceTimersByTime(1000);
-      },
-      { b: 'done' },
-    ],
-  ] as const)(
-    'markDone of a claim whose lease was %s records the key done in a slot of its own at the tail, within maxEntries',
-    async (_, before, others) => {
-      const store = make({ maxEntries: 2 });
-      await before(store);
-      expect(await store.markDone('a', 't1', HOUR)).toBe(true);
-      expect(store.size).toBeLessThanOrEqual(2);
-      expect(await store.get('a')).toBe('done');
-      for (const [key, state] of Object.entries(others)) expect(await store.get(key)).toBe(state);
-      // The next new key evicts the key before a; the one after it evicts a.
-      await store.claim('n0', 't3', HOUR);
-      expect([store.size, await store.get('a')]).toEqual([2, 'done']);
-      await store.claim('n1', 't3', HOUR);
-      expect([store.size, await store.get('a')]).toEqual([2, null]);
-    },
-  );
-
   it('does not warn when only expired keys make room', async () => {
     const logger = captureLogger();
     const store = make({ maxEntries: 2, logger });

@@ -101,13 +101,6 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
   readonly #timer: NodeJS.Timeout;
   readonly #entities: MemoryEntities;
   #callsNow: StoreCallsNow | undefined;
-  /**
-   * The lease the last new claim added, and its key, while the map holds it: the receiver's next call
-   * is that key's markDone, which then needs no lookup (one Map operation a delivery fewer). Forgotten
-   * when the key leaves the map or is done.
-   */
-  #lastKey = '';
-  #lastLease: Lease | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     checkStoreOptions(
@@ -185,7 +178,7 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
       if (typeof entry === 'number') return 'done';
       return this.#takeOver(entry, token, leaseMs, now) ? 'claimed' : 'busy';
     }
-    this.#addLease(key, token, now + leaseMs, now);
+    this.#add(key, { token, expires: now + leaseMs }, now);
     return 'claimed';
   }
 
@@ -194,7 +187,7 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     const now = this.#now();
     const entry = this.#live(key, now);
     if (entry === undefined) {
-      this.#addLease(key, token, now + leaseMs, now);
+      this.#add(key, { token, expires: now + leaseMs }, now);
       return NEW_CLAIM;
     }
     if (typeof entry === 'number') return DONE;
@@ -238,10 +231,7 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
 
   #markDone(key: string, token: string, retentionMs: number): boolean {
     const now = this.#now();
-    const last = this.#lastLease;
-    // The usual call, right after this key's claim: its lease, if unexpired, is the map's entry.
-    const entry =
-      last !== undefined && key === this.#lastKey && last.expires > now ? last : this.#live(key, now);
+    const entry = this.#live(key, now);
     if (entry === undefined) {
       this.#add(key, now + retentionMs, now);
       return true;
@@ -252,7 +242,6 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     // Done in place: the key keeps its place in the map and its queue slot, so a claim and its
     // markDone cost one slot; the lease and its records are dropped.
     this.#entries.set(key, now + retentionMs);
-    if (entry === last) this.#lastLease = undefined;
     return true;
   }
 
@@ -351,16 +340,6 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
   #remove(key: string): void {
     this.#entries.delete(key);
     this.#queue.left(key);
-    // Rare (a release, an expiry found on reading): no need to ask whether it was the last claim's.
-    this.#lastLease = undefined;
-  }
-
-  /** A new claim's lease, remembered for its markDone. */
-  #addLease(key: string, token: string, expires: number, now: number): void {
-    const lease: Lease = { token, expires };
-    this.#add(key, lease, now);
-    this.#lastKey = key;
-    this.#lastLease = lease;
   }
 
   #add(key: string, entry: Entry, now: number): void {
@@ -378,7 +357,6 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
       if (oldest === undefined) break;
       const entry = this.#entries.get(oldest) as Entry;
       this.#entries.delete(oldest);
-      if (entry === this.#lastLease) this.#lastLease = undefined;
       if (expiryOf(entry) > now)
         this.#report.evicted(oldest, typeof entry === 'number' ? 'done' : 'processing');
     }
