@@ -215,6 +215,22 @@ describe('store keys stay byte-identical across releases', () => {
     expect(idempotencyKey(row.scope, row.source, row.id)).toBe(expectedKey(row));
   });
 
+  it('builds each key from its own scope and source when consecutive keys change either (the start of the last key is reused)', () => {
+    const calls: [string, string, string][] = [
+      ['', SRC, 'a'],
+      ['', SRC, 'b'],
+      ['tenant-a', SRC, 'b'],
+      ['tenant-a', 'https://other.example/x', 'b'],
+      ['', SRC, 'd'],
+      ['', `${SRC}`.slice(0), 'c'],
+      ['', 'src', '\u0000X'],
+      ['', 'src\u0000', 'X'],
+    ];
+    const keys = calls.map(([scope, source, id]) => idempotencyKey(scope, source, id));
+    expect(keys).toEqual(calls.map(([scope, source, id]) => plainKey(scope, source, id)));
+    expect(new Set(keys).size).toBe(calls.length);
+  });
+
   it.each(EVENT_KEYS)('RedisStore writes the event and entity key ($name) as before', async (row) => {
     const key = expectedKey(row);
     const stored = expectedStored(row, key);
