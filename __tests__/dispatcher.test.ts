@@ -1,6 +1,9 @@
-import { createEventRouter, MemoryStore, type IdempotencyStore } from '../lib';
+import { createEventRouter, MemoryStore, type IdempotencyStore, type Inbox } from '../lib';
+import { createReceiverCore } from '../lib/core/receiver-core';
+import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { ANSWERS_NOW } from '../lib/idempotency/answers-now';
 import { buildEvent } from '../lib/testing';
+import { coreRequest } from './support/core-request';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
 import { DOORS } from './support/doors';
 import { pollUntil } from './support/poll-until';
@@ -284,4 +287,44 @@ describe('a MemoryStore answers the receiver at once, through its own steps only
       store.close();
     },
   );
+});
+
+describe('a delivery queued in an inbox', () => {
+  // The answer waited on async frames around the enqueue (the inbox call's bound, the claim's settle,
+  // the bookkeeping): 13 turns after the engine's reply, each held by all the requests in flight.
+  it('is answered 200 within 7 microtask turns of its enqueue settling, its claim settled done', async () => {
+    const store = new MemoryStore({ logger: false });
+    let release: (() => void) | undefined;
+    const inbox = {
+      engine: 'own',
+      name: 'own',
+      enqueue: () => new Promise<void>((resolve) => (release = resolve)),
+      startWorker: () => Promise.reject(new Error('not here')),
+      deadLetters: async () => [],
+      replay: async () => 0,
+    } as unknown as Inbox;
+    const receiver = createReceiverCore(
+      { bearerTokens: [TOKEN], router: createEventRouter(), logger: false, idempotency: store, inbox },
+      'test',
+      openTelemetryTracing,
+    );
+    const event = buildEvent('ag.hid_org.created', {}, { id: 'evt_queued_turns' });
+    const handled = receiver.handle(coreRequest(JSON.stringify(event), TOKEN));
+    await pollUntil('the enqueue called', () => release !== undefined);
+    release?.();
+    let settled = false;
+    void handled.then(() => (settled = true));
+    let turns = 0;
+    while (!settled && turns < 50) {
+      await Promise.resolve();
+      turns++;
+    }
+    expect(turns).toBeLessThanOrEqual(7);
+    const { answer, record } = await handled;
+    expect([answer.status, record.outcome]).toEqual([200, 'queued']);
+    // The claim was settled done before the answer: a redelivery is a duplicate, not queued again.
+    const again = await receiver.handle(coreRequest(JSON.stringify(event), TOKEN));
+    expect([again.answer.status, again.record.outcome]).toEqual([200, 'duplicate']);
+    store.close();
+  });
 });

@@ -13,7 +13,7 @@ import { idempotencyKey } from '../../idempotency/store-keys';
 import type { RateLimitedLog } from '../../rate-limited-log';
 import { claimOutcome, orderingGuard, ran, thrown, type GuardedRun } from './ordering-guard';
 import type { TracingHooks } from '../tracing';
-import { runHandlers, runHandlersNow, type PerHandler } from './run-handlers';
+import { runHandlers, runHandlersNow, type Outcome, type PerHandler } from './run-handlers';
 import { enqueueDelivery } from './enqueue-delivery';
 import { InboxFull } from '../../inbox/inbox-full';
 import { deadlineQueue, TIMED_OUT } from './deadline-queue';
@@ -23,6 +23,8 @@ import { runAnswer } from './run-answer';
 export type { DispatchResult };
 
 const NONE: readonly string[] = [];
+/** An enqueue's settle lingers nothing: a markDone that fails is retried without holding the event. */
+const NO_LINGER = () => undefined;
 
 export interface Dispatcher {
   /**
@@ -216,8 +218,12 @@ export function createDispatcher(
     };
   }
 
-  /** With an inbox, the event is queued (its claim settled by that) instead of handled here. */
-  async function enqueue(
+  /**
+   * With an inbox, the event is queued (its claim settled by that) instead of handled here. A chain,
+   * not an async function, and a store that answers at once settled at once: the answer is one turn
+   * after the enqueue's.
+   */
+  function enqueue(
     key: string,
     token: string,
     event: AnyWebhookEvent,
@@ -235,12 +241,22 @@ export function createDispatcher(
       tracing.traceparent(),
       undefined,
       text,
-    );
-    const settled = queued.then((outcome) =>
-      store === undefined ? outcome : store.settle(key, token, outcome, event.id, () => undefined, false),
-    );
-    running.set(key, { eventId: event.id, done: settled });
-    const outcome = await settled.finally(() => running.delete(key));
+    ).then((outcome) => {
+      if (store === undefined) return queuedAnswer(outcome, key, event);
+      const now = store.now;
+      if (now === undefined)
+        return store
+          .settle(key, token, outcome, event.id, NO_LINGER, false)
+          .then((settled) => queuedAnswer(settled, key, event));
+      return queuedAnswer(now.settle(key, token, outcome, event.id, NO_LINGER, false), key, event);
+    });
+    running.set(key, { eventId: event.id, done: queued });
+    return queued;
+  }
+
+  /** The answer to a delivery once its enqueue and its claim's settle are over; the event freed here. */
+  function queuedAnswer(outcome: Outcome, key: string, event: AnyWebhookEvent): DispatchResult {
+    running.delete(key);
     if (outcome.ok) return results.acknowledged(event, 'queued', null);
     const full = outcome.errors.find((e): e is InboxFull => e instanceof InboxFull);
     if (full === undefined) return results.inboxUnavailable();
