@@ -18,7 +18,7 @@ import { coldStart } from './cold-start';
 import { ackGoals, type AckBench } from './inbox-ack-bench';
 import { INSTRUCTION_FLOOR, INSTRUCTION_PAIRS, instructionCounts } from './instructions';
 import { loadRound, pinLoadGenerator, type LoadResult } from './load-round';
-import { memoryOverEvents, pipelineMicros, stageMicros } from './stages';
+import { stageMicros } from './stages';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -150,8 +150,16 @@ async function main(): Promise<void> {
       `| ${kind} | ${fmt(m((r) => r.reqPerSec))} | ${fmt(m((r) => r.p99Ms))} | ${list.reduce((s, r) => s + r.non2xx, 0)} | ${list.reduce((s, r) => s + r.notProcessed, 0)} | ${fmt(m((r) => r.cpuMicrosPerRequest))} | ${fmt(m((r) => r.userMicrosPerRequest))} |`,
     );
   }
-  const pipeline = await pipelineMicros();
-  const memory = await memoryOverEvents();
+  // Each in a fresh process (bench/in-process-row.ts); the pipeline's figure the median of three.
+  const inProcess = <T>(row: 'pipeline' | 'memory') =>
+    JSON.parse(
+      execFileSync(process.execPath, ['--expose-gc', path.join(__dirname, 'in-process-row.js'), row], {
+        encoding: 'utf8',
+      }),
+    ) as T;
+  const pipelines = [0, 1, 2].map(() => inProcess<number>('pipeline'));
+  const pipeline = median(pipelines);
+  const memory = inProcess<number[]>('memory');
   const goals = [
     ['Express adapter / express.json() route', Math.min(...ratios.express), median(ratios.express), 0.95],
     ['createNodeHandler / octokit createNodeMiddleware', Math.min(...ratios.node), median(ratios.node), 1.1],
@@ -171,7 +179,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `in-process pipeline: ${fmt(pipeline, 2)} µs/event (goal ≤ 12) ${pipeline <= 12 ? 'met' : 'NOT met'}`,
+    `in-process pipeline: ${fmt(pipeline, 2)} µs/event, the median of ${pipelines.map((p) => fmt(p, 2)).join(', ')} (goal ≤ 12) ${pipeline <= 12 ? 'met' : 'NOT met'}`,
   );
   const growth = (memory.at(-1) ?? 0) - (memory[0] ?? 0);
   console.log(
