@@ -3,7 +3,6 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { createEventRouter, type EventRouter, type Inbox, type InboxWorkerOptions } from '../lib';
 import { bullmqInbox } from '../lib/bullmq';
-import { startBullmqWorker } from '../lib/bullmq/bullmq-worker';
 import { redisConnection } from '../lib/bullmq/redis-connection';
 import { normalizeEvent } from '../lib/events/normalize-event';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
@@ -90,50 +89,6 @@ describeWithRedis('the BullMQ worker', () => {
         ['evt_counted', 3],
       ]);
     } finally {
-      await inbox.close();
-    }
-  }, 30_000);
-
-  it("keeps completed jobs by the worker's retention (the jobs carry none) and every failed one", async () => {
-    const name = `kept-${process.pid}`;
-    const inbox = bullmqInbox({ connection: server.url, name, attempts: 1, logger: false });
-    const queue = new Queue(name, { connection: redisConnection(server.url) });
-    const router = createEventRouter().onAny((event) => {
-      if (event.id.startsWith('evt_dead')) throw new Error('down');
-    });
-    // A count small enough to see the trim; the inbox's own worker keeps 7 hours and 100 000.
-    const worker = await startBullmqWorker(
-      {
-        name,
-        connection: redisConnection(server.url),
-        prefix: 'bull',
-        rateLimit: (ms) => queue.rateLimit(ms),
-      },
-      { lockDuration: 30_000, maxStalledCount: 2, keepCompleted: { count: 2 } },
-      router,
-      { idempotency: false, logger: false },
-      async () => undefined,
-    );
-    try {
-      const ids = ['evt_ok1', 'evt_ok2', 'evt_ok3', 'evt_ok4', 'evt_ok5', 'evt_dead1', 'evt_dead2'];
-      for (const id of ids) await inbox.enqueue(deliveryOf(id));
-      const left = async () => {
-        const c = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized');
-        return (c.wait ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0);
-      };
-      await eventually('every job finished', async () => (await left()) === 0, 15_000);
-      const counts = await queue.getJobCounts('completed', 'failed');
-      expect(counts).toEqual({ completed: 2, failed: 2 });
-      // What each add carries: its id, the tries and the backoff strategy's name, no retention.
-      const jobId = jobIdFor(deliveryOf('evt_dead1').key);
-      expect((await queue.getJob(jobId))?.opts).toEqual({
-        attempts: 1,
-        backoff: { type: 'service-webhooks' },
-        jobId,
-      });
-    } finally {
-      await worker.close();
-      await queue.close();
       await inbox.close();
     }
   }, 30_000);

@@ -80,10 +80,7 @@ const KEYS = [
   'maxDepth',
 ];
 const WHERE = 'bullmqInbox';
-/**
- * Completed jobs kept this long, past the Service's 6-hour retries, then trimmed: while kept, a
- * redelivery's add (the same job id) adds nothing.
- */
+/** Completed jobs kept this long, past the Service's 6-hour retries, then trimmed. */
 const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
 
 /**
@@ -154,16 +151,14 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     skipVersionCheck: queue.opts.skipVersionCheck,
     rateLimit: (expireTimeMs: number) => queue.rateLimit(expireTimeMs),
   };
-  /**
-   * Every job's options but its id, built once: BullMQ copies what it is given. No retention: the
-   * worker's own applies to a job that names none, and each option a job carries costs Redis its
-   * decoding and storing at every add (removeOnComplete's object about 13k instructions of 210k).
-   */
+  /** Every job's options but its id, built once: BullMQ copies what it is given. */
   const jobOptions = {
     // BullMQ counts the tries and fails the job when they are spent; the worker's strategy chooses
-    // each delay. A job without a backoff is retried at once: BullMQ has no worker-wide default.
+    // each delay.
     attempts,
     backoff: { type: 'service-webhooks' },
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: false,
   };
   // Our keys on the queue's own connection, beside BullMQ's.
   const client = () => (queue.getBackend() as unknown as { client: Promise<never> }).client;
@@ -227,7 +222,7 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
       await quarantined.sweep();
       const started = await startBullmqWorker(
         at,
-        { lockDuration, maxStalledCount, keepCompleted: KEEP_COMPLETED },
+        { lockDuration, maxStalledCount },
         router,
         workerOptionsFor(workerOptions, attempts),
         (job) => tallyJob(tally, job),

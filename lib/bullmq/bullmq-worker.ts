@@ -1,4 +1,4 @@
-import type { ConnectionOptions, Job, KeepJobs } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
 import { openTelemetryTracing } from '../observability/open-telemetry-tracing';
 import { engineErrorLog } from '../inbox/worker/engine-error-log';
 import { rateLimitedLog } from '../rate-limited-log';
@@ -29,18 +29,10 @@ export interface WorkerQueue {
   rateLimit(expireTimeMs: number): Promise<void>;
 }
 
-/**
- * How the worker runs jobs: the lock, how often a job may lose its worker before it fails, and how
- * long its completed jobs are kept.
- */
+/** How the worker runs jobs: the lock, and how often a job may lose its worker before it fails. */
 export interface WorkerLimits {
   lockDuration: number;
   maxStalledCount: number;
-  /**
-   * The completed jobs kept (BullMQ trims the completed set by age and count at each completion);
-   * a job added with its own `removeOnComplete` (by a version before 2026-11-26) keeps to that.
-   */
-  keepCompleted: KeepJobs;
 }
 
 /** A failed try, carrying the delay the worker chose (BullMQ's backoff strategy reads it). */
@@ -136,9 +128,6 @@ export async function startBullmqWorker(
     // A job that kills its worker (out of memory, a crash in native code) is failed after a few
     // stops, not run until its attempts are spent: each stop is a worker lost.
     maxStalledCount: limits.maxStalledCount,
-    // Here, not on each job: BullMQ applies a worker's retention to a job whose options name none.
-    removeOnComplete: limits.keepCompleted,
-    // No removeOnFail: BullMQ then keeps every failed job (the dead letters) until replayed or cleaned.
     settings: {
       backoffStrategy: (attemptsMade, _type, error) =>
         error instanceof TryFailed ? error.delayMs : core.delayAfter(attemptsMade, undefined),
