@@ -93,6 +93,48 @@ describeWithRedis('the BullMQ worker', () => {
     }
   }, 30_000);
 
+  it("keeps its dead letters and its redelivery guard on an app's own Queue whose defaultJobOptions remove jobs", async () => {
+    // BullMQ merges a queue's defaultJobOptions into every add: a retention the job names itself wins,
+    // one it leaves unset would be the app's, here "remove at once".
+    const name = `app-defaults-${process.pid}`;
+    const queue = new Queue(name, {
+      connection: redisConnection(server.url),
+      defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+    });
+    const inbox = bullmqInbox({ queue, attempts: 1, logger: false });
+    const runs: string[] = [];
+    const router = createEventRouter().onAny((event) => {
+      runs.push(event.id);
+      if (event.id === 'evt_app_bad') throw new Error('the CRM is down');
+    });
+    const worker = await inbox.startWorker(router, {
+      backoff: { delayMs: 10 },
+      idempotency: false,
+      logger: false,
+    });
+    try {
+      await inbox.enqueue(deliveryOf('evt_app_ok'));
+      await eventually('its run', async () => runs.length === 1, 10_000);
+      await eventually('its job completed', async () => {
+        const job = await queue.getJob(jobIdFor(deliveryOf('evt_app_ok').key));
+        return (await job?.getState()) === 'completed';
+      });
+      // The Service's redelivery of the same event: the completed job is its guard.
+      await inbox.enqueue(deliveryOf('evt_app_ok'));
+      await inbox.enqueue(deliveryOf('evt_app_bad'));
+      await eventually('its dead letter', async () => (await inbox.status()).dead === 1, 10_000);
+      expect({ runs, failed: await queue.getFailedCount() }).toEqual({
+        runs: ['evt_app_ok', 'evt_app_bad'],
+        failed: 1,
+      });
+    } finally {
+      await worker.close();
+      await inbox.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  }, 30_000);
+
   it('dead-letters at the worker’s own attempts when they are fewer than the job’s, and refuses more', async () => {
     const name = `fewer-${process.pid}`;
     const inbox = bullmqInbox({ connection: server.url, name, logger: false });
