@@ -2,6 +2,7 @@ import { createEventRouter, MemoryStore, type IdempotencyStore, type Inbox } fro
 import { createReceiverCore } from '../lib/core/receiver-core';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
 import { ANSWERS_NOW } from '../lib/idempotency/answers-now';
+import * as enqueueModule from '../lib/core/dispatch/enqueue-delivery';
 import { buildEvent } from '../lib/testing';
 import { coreRequest } from './support/core-request';
 import { doorReceiver, tokenDelivery } from './support/door-receiver';
@@ -326,5 +327,39 @@ describe('a delivery queued in an inbox', () => {
     const again = await receiver.handle(coreRequest(JSON.stringify(event), TOKEN));
     expect([again.answer.status, again.record.outcome]).toEqual([200, 'duplicate']);
     store.close();
+  });
+
+  // The enqueue never rejects today; if a later change lets it, the event must not stay held: every
+  // later delivery of it would be a 409 for the life of the process.
+  it('frees its event when the enqueue breaks, so its redelivery is queued, not refused as in flight', async () => {
+    const enqueued: string[] = [];
+    const inbox = {
+      engine: 'own',
+      name: 'own',
+      enqueue: async (delivery: { id: string }) => void enqueued.push(delivery.id),
+      startWorker: () => Promise.reject(new Error('not here')),
+      deadLetters: async () => [],
+      replay: async () => 0,
+    } as unknown as Inbox;
+    const receiver = createReceiverCore(
+      { bearerTokens: [TOKEN], router: createEventRouter(), logger: false, idempotency: false, inbox },
+      'test',
+      openTelemetryTracing,
+    );
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_broken_enqueue' }));
+    const broken = jest
+      .spyOn(enqueueModule, 'enqueueDelivery')
+      .mockReturnValueOnce(Promise.reject(new Error('a broken enqueue')));
+    const first = await receiver.handle(coreRequest(body, TOKEN)).then(
+      ({ answer }) => answer.status,
+      () => 'rejected',
+    );
+    broken.mockRestore();
+    const again = await receiver.handle(coreRequest(body, TOKEN));
+    expect({ first, again: [again.answer.status, again.record.outcome], enqueued }).toEqual({
+      first: 500,
+      again: [200, 'queued'],
+      enqueued: ['evt_broken_enqueue'],
+    });
   });
 });

@@ -247,11 +247,27 @@ export function createDispatcher(
       if (now === undefined)
         return store
           .settle(key, token, outcome, event.id, NO_LINGER, false)
-          .then((settled) => queuedAnswer(settled, key, event));
-      return queuedAnswer(now.settle(key, token, outcome, event.id, NO_LINGER, false), key, event);
-    });
+          .then((settled) => queuedAnswer(settled, key, event), freedThenThrow(key));
+      try {
+        return queuedAnswer(now.settle(key, token, outcome, event.id, NO_LINGER, false), key, event);
+      } catch (error) {
+        return freedThenThrow(key)(error);
+      }
+    }, freedThenThrow(key));
     running.set(key, { eventId: event.id, done: queued });
     return queued;
+  }
+
+  /**
+   * The event freed whatever broke a chain that cannot break today (the enqueue and the settle never
+   * reject), so a later change that lets one throw costs an error, not a key held for good: every
+   * later delivery of that event a 409, and `idle()` waiting forever.
+   */
+  function freedThenThrow(key: string): (error: unknown) => never {
+    return (error) => {
+      running.delete(key);
+      throw error;
+    };
   }
 
   /** The answer to a delivery once its enqueue and its claim's settle are over; the event freed here. */
