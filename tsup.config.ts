@@ -166,8 +166,9 @@ const LOADED_LATER = new Set(Object.keys(MANIFEST.dependencies));
  * app and still loaded on first use. An optional peer's stays the shim: a bundler must not fail on a
  * peer the app never installed. Same length where the path is unchanged, so the source maps hold.
  */
-function bundlerVisibleRequires(code: string, file: string): string {
-  const dist = path.resolve(DIST);
+function bundlerVisibleRequires(code: string, file: string, outDir: string): string {
+  // The build's own out dir: a test builds into a temporary one (__tests__/support/built-package.ts).
+  const dist = path.resolve(outDir);
   return code.replace(/\b__require\("([^"]+)"\)/g, (call, specifier: string) => {
     if (specifier.startsWith('.')) {
       const relative = path.relative(path.dirname(path.resolve(file)), path.join(dist, specifier));
@@ -197,7 +198,7 @@ const nativeSyntaxCommonJs: TsupPlugin = {
     if (!/\.(js|cjs)$/.test(info.path)) return undefined;
     const tsup = createRequire(path.resolve('package.json')).resolve('tsup');
     const sucrase = createRequire(tsup)('sucrase') as typeof import('sucrase');
-    const result = sucrase.transform(bundlerVisibleRequires(code, info.path), {
+    const result = sucrase.transform(bundlerVisibleRequires(code, info.path, this.options.outDir), {
       filePath: info.path,
       transforms: ['imports'],
       disableESTransforms: true,
