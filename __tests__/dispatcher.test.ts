@@ -290,25 +290,30 @@ describe('a MemoryStore answers the receiver at once, through its own steps only
   );
 });
 
+/** An inbox of the test's own: `enqueue` is all the core calls on the way to its answer. */
+function queuedCore(enqueue: Inbox['enqueue'], idempotency: IdempotencyStore | false) {
+  const inbox = {
+    engine: 'own',
+    name: 'own',
+    enqueue,
+    startWorker: () => Promise.reject(new Error('not here')),
+    deadLetters: async () => [],
+    replay: async () => 0,
+  } as unknown as Inbox;
+  return createReceiverCore(
+    { bearerTokens: [TOKEN], router: createEventRouter(), logger: false, idempotency, inbox },
+    'test',
+    openTelemetryTracing,
+  );
+}
+
 describe('a delivery queued in an inbox', () => {
   // The answer waited on async frames around the enqueue (the inbox call's bound, the claim's settle,
   // the bookkeeping): 13 turns after the engine's reply, each held by all the requests in flight.
   it('is answered 200 within 7 microtask turns of its enqueue settling, its claim settled done', async () => {
     const store = new MemoryStore({ logger: false });
     let release: (() => void) | undefined;
-    const inbox = {
-      engine: 'own',
-      name: 'own',
-      enqueue: () => new Promise<void>((resolve) => (release = resolve)),
-      startWorker: () => Promise.reject(new Error('not here')),
-      deadLetters: async () => [],
-      replay: async () => 0,
-    } as unknown as Inbox;
-    const receiver = createReceiverCore(
-      { bearerTokens: [TOKEN], router: createEventRouter(), logger: false, idempotency: store, inbox },
-      'test',
-      openTelemetryTracing,
-    );
+    const receiver = queuedCore(() => new Promise<void>((resolve) => (release = resolve)), store);
     const event = buildEvent('ag.hid_org.created', {}, { id: 'evt_queued_turns' });
     const handled = receiver.handle(coreRequest(JSON.stringify(event), TOKEN));
     await pollUntil('the enqueue called', () => release !== undefined);
@@ -333,19 +338,7 @@ describe('a delivery queued in an inbox', () => {
   // later delivery of it would be a 409 for the life of the process.
   it('frees its event when the enqueue breaks, so its redelivery is queued, not refused as in flight', async () => {
     const enqueued: string[] = [];
-    const inbox = {
-      engine: 'own',
-      name: 'own',
-      enqueue: async (delivery: { id: string }) => void enqueued.push(delivery.id),
-      startWorker: () => Promise.reject(new Error('not here')),
-      deadLetters: async () => [],
-      replay: async () => 0,
-    } as unknown as Inbox;
-    const receiver = createReceiverCore(
-      { bearerTokens: [TOKEN], router: createEventRouter(), logger: false, idempotency: false, inbox },
-      'test',
-      openTelemetryTracing,
-    );
+    const receiver = queuedCore(async (delivery) => void enqueued.push(delivery.id), false);
     const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_broken_enqueue' }));
     const broken = jest
       .spyOn(enqueueModule, 'enqueueDelivery')

@@ -1,28 +1,18 @@
 import { createEventRouter, MemoryStore } from '../lib';
 import { createReceiverCore } from '../lib/core/receiver-core';
-import type { WebhookRequest } from '../lib/core/webhook-request';
 import { openTelemetryTracing } from '../lib/observability/open-telemetry-tracing';
-import { buildEvent, DELIVERY_HEADERS } from '../lib/testing';
+import { buildEvent } from '../lib/testing';
+import { coreRequest } from './support/core-request';
 
 const TOKEN = 'tok_receiver_core';
 /** The receiver's own limit in these rows, in bytes. */
 const LIMIT = 4_096;
 
-function request(
+const request = (
   body: string,
   read: (bytes: Buffer) => Promise<Uint8Array>,
   readNow?: (bytes: Buffer) => Uint8Array | undefined,
-): WebhookRequest {
-  const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
-  for (const [name, value] of Object.entries(DELIVERY_HEADERS)) headers[name.toLowerCase()] = value;
-  const bytes = Buffer.from(body);
-  return {
-    method: 'POST',
-    header: (name) => headers[name],
-    hasHeaderPrefix: () => false,
-    body: { hasBody: true, read: () => read(bytes), readNow: readNow && (() => readNow(bytes)) },
-  };
-}
+) => coreRequest(body, TOKEN, read, readNow);
 
 /** How many microtask turns `promise` takes to settle, at most `bound`. */
 async function turnsToSettle(promise: Promise<unknown>, bound = 50): Promise<number> {
