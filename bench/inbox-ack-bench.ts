@@ -19,7 +19,7 @@ import { pgBossInbox } from '../lib/pg-boss';
 import { loadPgBoss } from '../lib/pg-boss/load-pg-boss';
 import { eventBody, TOKEN } from './bench-events';
 import { serveMeasured } from './bench-server';
-import { pin, pinLoadGenerator } from './load-round';
+import { pin, pinLoadGenerator, WARM_UP_REQUESTS } from './load-round';
 
 export const ACK_KINDS = [
   'bare: node:http + JSON.parse + queue.add',
@@ -177,7 +177,7 @@ async function round(kind: AckKind, url: string, seconds: number): Promise<AckRo
   try {
     const { port } = await message<{ port: number }>(child, 'port');
     const target = `http://127.0.0.1:${port}/`;
-    await load(target, { amount: 2000 });
+    await load(target, { amount: WARM_UP_REQUESTS });
     child.send('start');
     const result = await load(target, { duration: seconds });
     child.send('stop');

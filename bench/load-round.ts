@@ -92,7 +92,7 @@ export async function run(
  * code to optimize is not measured while V8 still compiles it (its optimizing compiles ran on for
  * ~9 000 requests, on a thread whose CPU time the round counts) just because a second went by.
  */
-const WARM_UP_REQUESTS = 20_000;
+export const WARM_UP_REQUESTS = 20_000;
 
 /** Starts `kind` in its own process, warms it up, loads it for `seconds`, and reads its CPU time. */
 export async function loadRound(
