@@ -41,6 +41,32 @@ describe('queuedDelivery', () => {
   ])('does not take %p for a queued delivery', (value) => expect(isQueuedDelivery(value)).toBe(false));
 });
 
+describe("queuedDelivery's receivedAt", () => {
+  // Written from a kept second and the milliseconds: the text must be toISOString's at every instant,
+  // the same second again, the next one, one before, and the years toISOString writes otherwise.
+  const instants = [
+    Date.UTC(2026, 10, 26, 16, 36, 5, 0),
+    Date.UTC(2026, 10, 26, 16, 36, 5, 7),
+    Date.UTC(2026, 10, 26, 16, 36, 5, 42),
+    Date.UTC(2026, 10, 26, 16, 36, 5, 999),
+    Date.UTC(2026, 10, 26, 16, 36, 6, 100),
+    Date.UTC(2026, 10, 26, 16, 36, 4, 1),
+    0,
+    -1,
+    -1_000,
+    -62_198_755_200_001, // -000001-12-31T23:59:59.999Z
+    253_402_300_800_001, // +010000-01-01T00:00:00.001Z
+  ];
+  it.each(instants)('at %p is the instant as toISOString writes it', (at) => {
+    jest.useFakeTimers({ now: at });
+    try {
+      expect(queuedDelivery('k', event, () => undefined, null).receivedAt).toBe(new Date(at).toISOString());
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
+
 describe('jobIdFor', () => {
   it('is a UUID PostgreSQL accepts, the same for the same key and apart for others', () => {
     const keys = [
@@ -62,6 +88,23 @@ describe('jobIdFor', () => {
   it.each([
     ['0:20:/service/access-grid3:evt_1', 'ea010dbb-192a-82ba-b295-d58b4d191250'],
     ['clé é', '19769b1b-0fcb-8942-84b5-e4a18e9446ce'],
+    // One key for each hex digit the variant is made from (evt_1 above is 7), as the ids were made
+    // before the variant was read from the digit's code.
+    ['0:20:/service/access-grid3:evt_0', '138e87d4-da42-8669-8312-650d8cd15248'],
+    ['0:20:/service/access-grid3:evt_8', 'be6df04a-f0bc-86ea-93f3-105b56b1f917'],
+    ['0:20:/service/access-grid3:evt_13', '5ed5defe-570e-87d5-a3fe-17b74a530bf5'],
+    ['0:20:/service/access-grid3:evt_16', 'b4c42b3b-8a9d-8c20-bfc2-3056137b0145'],
+    ['0:20:/service/access-grid3:evt_7', 'bbf6f0d1-bac5-859b-8e28-8f0e56f90ced'],
+    ['0:20:/service/access-grid3:evt_14', '4973fdb2-ad87-8c56-9d26-e09fd9d3315b'],
+    ['0:20:/service/access-grid3:evt_18', '61d164d1-a87e-82a1-aa26-d3832ab43a41'],
+    ['0:20:/service/access-grid3:evt_21', '87896f7a-039e-8a41-8726-d4e6ae4c93fa'],
+    ['0:20:/service/access-grid3:evt_3', '59ab27e6-2e33-8e29-92e1-1a960b01a0d0'],
+    ['0:20:/service/access-grid3:evt_67', '7babc1d3-08ad-807d-a756-45db2109db85'],
+    ['0:20:/service/access-grid3:evt_20', '3e809107-5d0e-864f-bc46-c5aad03a4122'],
+    ['0:20:/service/access-grid3:evt_11', '98f98100-9fe6-8146-897e-9d70ff30afd3'],
+    ['0:20:/service/access-grid3:evt_9', '7aaff400-1dfa-8142-972c-31a71639a053'],
+    ['0:20:/service/access-grid3:evt_4', '2e13aeb2-0054-8c08-a22f-121877fb71f4'],
+    ['0:20:/service/access-grid3:evt_12', '699e07b1-e802-89fd-b8de-f2b76a136499'],
   ])('gives %p the job id it always had, with and without crypto.hash', (key, id) => {
     expect(jobIdFor(key)).toBe(id);
     const original = crypto.hash;

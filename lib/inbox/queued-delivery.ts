@@ -72,9 +72,33 @@ export function queuedDelivery(
     envelope: envelopeText ?? jsonText(event.raw),
     headers,
     traceparent: traceparent ?? headers.traceparent ?? null,
-    receivedAt: new Date().toISOString(),
+    receivedAt: isoNow(),
   };
 }
+
+/** The second `isoNow` last wrote, and its ISO text up to the milliseconds. */
+let second = NaN;
+let secondText = '';
+
+/**
+ * `new Date().toISOString()`, the same text: V8 formats a date through its C++ printf, some 3k
+ * instructions a call (callgrind), so the text up to the second is kept and only the milliseconds are
+ * written for each delivery.
+ */
+function isoNow(): string {
+  const now = Date.now();
+  const s = Math.floor(now / 1000);
+  if (s !== second) {
+    second = s;
+    // "…T12:34:56." with the year in whichever form toISOString writes it (±YYYYYY past 9999).
+    secondText = new Date(s * 1000).toISOString().slice(0, -4);
+  }
+  const ms = now - s * 1000;
+  return `${secondText}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+}
+
+/** The variant's hex digit by a hex digit's low two bits: `10xx`. */
+const VARIANT_DIGITS = '89ab';
 
 /**
  * The job id of a key, shaped as a UUID (pg-boss ids are UUIDs; BullMQ ids may not hold `:`), from
@@ -87,10 +111,12 @@ export function jobIdFor(key: string): string {
     typeof crypto.hash === 'function'
       ? crypto.hash('sha256', key, 'hex')
       : crypto.createHash('sha256').update(key, 'utf8').digest('hex');
-  // Version 8 (custom) and the RFC 9562 variant, so PostgreSQL's uuid type takes it as is.
-  const v = `8${hex.slice(13, 16)}`;
-  const variant = ((parseInt(hex[16] ?? '0', 16) & 0x3) | 0x8).toString(16) + hex.slice(17, 20);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${v}-${variant}-${hex.slice(20, 32)}`;
+  // Version 8 (custom) and the RFC 9562 variant, so PostgreSQL's uuid type takes it as is. The
+  // variant's digit read from the hex digit's code, not through parseInt and toString: those cost
+  // the id as much as the rest of its slicing.
+  const digit = hex.charCodeAt(16);
+  const variant = VARIANT_DIGITS[(digit > 57 ? digit - 87 : digit - 48) & 0x3]!;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** Whether a job's data is a queued delivery (a queue can hold anything someone put there). */
