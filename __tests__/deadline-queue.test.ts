@@ -18,6 +18,29 @@ describe('deadlineQueue', () => {
     await expect(queue.wait(Promise.resolve('done'), performance.now())).resolves.toBe('done');
   });
 
+  // An enqueue's bound waits on work that can reject (the engine down): the rejection is the wait's,
+  // at once, not an unhandled rejection and a TIMED_OUT at the deadline; one after the deadline is
+  // observed and dropped.
+  it("rejects with the work's rejection when it comes first, and drops one that comes after the deadline", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const queue = deadlineQueue(1_000);
+      const down = new Error('the engine is down');
+      const timers = refTimers();
+      await expect(queue.wait(Promise.reject(down), performance.now())).rejects.toBe(down);
+      // Freed: its timer no longer holds the process open.
+      expect(refTimers()).toBe(timers);
+      const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('late')), 30));
+      await expect(deadlineQueue(10).wait(late, performance.now())).resolves.toBe(TIMED_OUT);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('resolves TIMED_OUT no sooner than timeoutMs after the start, while the work hangs', async () => {
     const queue = deadlineQueue(40);
     const started = performance.now();

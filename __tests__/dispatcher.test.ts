@@ -334,6 +334,39 @@ describe('a delivery queued in an inbox', () => {
     store.close();
   });
 
+  // Each enqueue's bound was a setTimeout and a clearTimeout of its own; the enqueues in flight now
+  // share one timer, and each still times out at its own bound, answered 503, not acknowledged.
+  it('bounds the enqueues in flight with one timer, each answered 503 at its bound and not queued', async () => {
+    jest.useFakeTimers();
+    try {
+      const called: string[] = [];
+      const receiver = queuedCore(async (delivery) => {
+        called.push(delivery.id);
+        return new Promise<void>(() => undefined);
+      }, false);
+      const timers = jest.getTimerCount();
+      const ids = ['evt_bound_1', 'evt_bound_2', 'evt_bound_3'];
+      const answers = ids.map((id) =>
+        receiver.handle(coreRequest(JSON.stringify(buildEvent('ag.hid_org.created', {}, { id })), TOKEN)),
+      );
+      for (let turns = 0; called.length < ids.length && turns < 200; turns++) await Promise.resolve();
+      expect({ called, timers: jest.getTimerCount() - timers }).toEqual({ called: ids, timers: 1 });
+      jest.advanceTimersByTime(4_999);
+      let answered = 0;
+      for (const a of answers) void a.then(() => answered++);
+      for (let turns = 0; turns < 50; turns++) await Promise.resolve();
+      expect(answered).toBe(0);
+      jest.advanceTimersByTime(1);
+      const settled = await Promise.all(answers);
+      expect(
+        settled.map(({ answer, record }) => [answer.status, record.outcome, JSON.parse(answer.body).type]),
+      ).toEqual(ids.map(() => [503, 'store-unavailable', 'urn:service-webhooks:problem:inbox-unavailable']));
+      expect(jest.getTimerCount()).toBe(timers);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   // The enqueue never rejects today; if a later change lets it, the event must not stay held: every
   // later delivery of it would be a 409 for the life of the process.
   it('frees its event when the enqueue breaks, so its redelivery is queued, not refused as in flight', async () => {

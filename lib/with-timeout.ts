@@ -1,5 +1,5 @@
 /** A call that did not settle within its bound. */
-class TimeoutError extends Error {
+export class TimeoutError extends Error {
   constructor(what: string, ms: number) {
     super(`[service-webhooks] ${what} did not settle within ${ms} ms`);
     this.name = 'TimeoutError';

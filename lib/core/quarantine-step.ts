@@ -4,6 +4,7 @@ import type { Inbox } from '../inbox/inbox';
 import type { ResolvedLogger } from '../logger';
 import type { DeliveryRecord } from './delivery-record';
 import { enqueueDelivery } from './dispatch/enqueue-delivery';
+import { deadlineQueue } from './dispatch/deadline-queue';
 import type { Outcome } from './dispatch/run-handlers';
 import { queuedDelivery, type QueuedDelivery } from '../inbox/queued-delivery';
 import { withTimeout } from '../with-timeout';
@@ -59,6 +60,7 @@ async function deadLetterNow(
  */
 export function quarantineStep(settings: QuarantineSettings) {
   const results = dispatchResults(settings.retryAfter);
+  const enqueueDeadlines = deadlineQueue(settings.storeTimeoutMs);
   return async function quarantine(
     unreadable: UnreadableEvent,
     header: (name: string) => string | undefined,
@@ -82,7 +84,7 @@ export function quarantineStep(settings: QuarantineSettings) {
             key,
             event,
             header,
-            settings.storeTimeoutMs,
+            enqueueDeadlines,
             settings.log,
             traceparent,
             checkRules,

@@ -8,7 +8,12 @@ interface Watch {
 }
 
 export interface DeadlineQueue {
-  /** `work`'s outcome, or {@link TIMED_OUT} once `timeoutMs` have passed since `startedAt` (a `performance.now()`). */
+  /** How long each wait lasts. */
+  readonly timeoutMs: number;
+  /**
+   * `work`'s outcome (its rejection, if it rejects first), or {@link TIMED_OUT} once `timeoutMs` have
+   * passed since `startedAt` (a `performance.now()`).
+   */
   wait<T>(work: Promise<T>, startedAt: number): Promise<T | typeof TIMED_OUT>;
   /**
    * Calls `onTimeout` once `timeoutMs` have passed since `startedAt`, unless the returned function
@@ -95,16 +100,23 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
   }
 
   return {
+    timeoutMs,
     wait<T>(work: Promise<T>, startedAt: number): Promise<T | typeof TIMED_OUT> {
-      return new Promise<T | typeof TIMED_OUT>((resolve) => {
+      return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
         const watch: Watch = {
           deadline: startedAt + timeoutMs,
           resolve: resolve as (value: unknown) => void,
         };
         start(watch);
-        void work.then((outcome) => {
-          if (settle(watch)) resolve(outcome);
-        });
+        // A rejection before the deadline is the wait's; one after it is observed and dropped.
+        work.then(
+          (outcome) => {
+            if (settle(watch)) resolve(outcome);
+          },
+          (error: unknown) => {
+            if (settle(watch)) reject(error);
+          },
+        );
       });
     },
     after(startedAt: number, onTimeout: () => void): () => void {

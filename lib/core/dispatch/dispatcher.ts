@@ -73,6 +73,8 @@ export function createDispatcher(
   const guard = orderingGuard(options, log, warn, onBookkeeping);
   const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
   const deadlines = deadlineQueue(timeoutMs);
+  /** The enqueues' bound: one timer for all those in flight. */
+  const enqueueDeadlines = deadlineQueue(options.storeTimeoutMs);
   // With an inbox the worker runs the handlers: the receiver's own claim only says "queued".
   const counting = options.inbox === undefined ? store?.claimHandlers : undefined;
   const answer = runAnswer(results, log, timeoutMs);
@@ -236,7 +238,7 @@ export function createDispatcher(
       key,
       event,
       header,
-      options.storeTimeoutMs,
+      enqueueDeadlines,
       log,
       tracing.traceparent(),
       undefined,
