@@ -72,6 +72,25 @@ async function headOnly(base: string, head: string): Promise<string> {
   return received;
 }
 
+/** Sends event `id` with its body in the same write as its head, and returns the answer. */
+async function withItsHead(base: string, id: string): Promise<string> {
+  const body = JSON.stringify(event(id));
+  const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString()));
+  // Head and body in one write: on loopback they arrive in one packet.
+  socket.write(
+    'POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\n' +
+      `Authorization: Bearer ${TOKEN}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  try {
+    await pollUntil('answered', () => received.includes(id), { timeoutMs: 5000 });
+  } finally {
+    socket.destroy();
+  }
+  return received;
+}
+
 describe.each(VERSIONS)('serviceWebhooks, the Fastify plugin, on $name', (version) => {
   beforeEach(() => {
     make = version.make;
@@ -96,26 +115,36 @@ describe.each(VERSIONS)('serviceWebhooks, the Fastify plugin, on $name', (versio
     const watch = watchBodyReads();
     try {
       const { base, seen } = await start();
-      const body = JSON.stringify(event('evt_fy_now'));
-      const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
-      let received = '';
-      socket.on('data', (chunk) => (received += chunk.toString()));
-      // Head and body in one write: on loopback they arrive in one packet.
-      socket.write(
-        'POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\n' +
-          `Authorization: Bearer ${TOKEN}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      try {
-        await pollUntil('answered', () => received.includes('evt_fy_now'), { timeoutMs: 5000 });
-      } finally {
-        socket.destroy();
-      }
+      const received = await withItsHead(base, 'evt_fy_now');
       expect(received).toMatch(/^HTTP\/1.1 200/);
       expect(seen).toEqual(['evt_fy_now']);
       expect(watch.taken).toEqual({ now: 1, read: 0 });
     } finally {
       watch.restore();
     }
+  });
+
+  it('sends a delivery answered at once in the same microtask: no promise turn between the pipeline and the reply', async () => {
+    const seen: string[] = [];
+    // Whether the reply was already sent when a microtask queued just after the route's own
+    // onRequest hook ran: the plugin's answer runs in the microtask before it.
+    const sentBefore: boolean[] = [];
+    app = make();
+    app.addHook('onRequest', (_request, reply, done) => {
+      done();
+      queueMicrotask(() => sentBefore.push(reply.sent));
+    });
+    await app.register(serviceWebhooks, {
+      prefix: '/webhooks',
+      bearerTokens: [TOKEN],
+      router: createEventRouter().onAny((e) => void seen.push(e.id)),
+      logger: false,
+    });
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const received = await withItsHead(base, 'evt_fy_sync');
+    expect(received).toMatch(/^HTTP\/1.1 200/);
+    expect(seen).toEqual(['evt_fy_sync']);
+    expect(sentBefore).toEqual([true]);
   });
 
   it('leaves the app its own body parsing: other routes parse JSON, the webhook route never reaches a parser', async () => {

@@ -73,6 +73,53 @@ describe('createReceiverCore', () => {
     store.close();
   });
 
+  it.each([
+    [
+      'a body offered at once, a lone synchronous handler',
+      (bytes: Buffer) => bytes,
+      () => undefined,
+      false,
+      200,
+    ],
+    ['a body offered at once, an async handler', (bytes: Buffer) => bytes, async () => undefined, true, 200],
+    ['a body not here yet', () => undefined, () => undefined, true, 200],
+    [
+      'a body offered at once, a handler that throws',
+      (bytes: Buffer) => bytes,
+      () => {
+        throw new Error('x');
+      },
+      false,
+      500,
+    ],
+  ])(
+    'handleNow: %s → the handled delivery itself, or a promise of it when a step waited',
+    async (_name, readNow, handler, waits, status) => {
+      const { receiver, store } = core(handler);
+      const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_handle_now' }));
+      const handled = receiver.handleNow(request(body, (bytes) => Promise.resolve(bytes), readNow));
+      expect(handled instanceof Promise).toBe(waits);
+      const { answer, record } = await handled;
+      expect([answer.status, record.status]).toEqual([status, status]);
+      store.close();
+    },
+  );
+
+  it('handleNow answers a refusal at once, as handle does in a promise', async () => {
+    const { receiver, store } = core(() => undefined);
+    const refused = receiver.handleNow({
+      ...request('{}', (bytes) => Promise.resolve(bytes)),
+      method: 'GET',
+    });
+    expect(refused instanceof Promise).toBe(false);
+    expect((refused as { answer: { status: number } }).answer.status).toBe(405);
+    expect(
+      (await receiver.handle({ ...request('{}', (bytes) => Promise.resolve(bytes)), method: 'GET' })).answer
+        .status,
+    ).toBe(405);
+    store.close();
+  });
+
   // Each reading of the clock costs about as much as a small stage: the record's start and end, and
   // the handlers' start; a lone handler that settles at once is timed by its own end.
   it('reads the clock 4 times for a delivery whose body, store and lone handler answer at once', async () => {

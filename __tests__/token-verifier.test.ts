@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { OptionsError } from '../lib';
 import { createTokenVerifier } from '../lib/core/auth/token-verifier';
 import { nodeCrypto } from '../lib/lazy-crypto';
@@ -34,6 +35,51 @@ describe('createTokenVerifier', () => {
     ['a token with a space', 'Bearer tok alpha', 'malformed'],
   ])('%s → %s', (_name, header, expected) => {
     expect(verifier.check(header)).toBe(expected);
+  });
+
+  it.each([
+    ['a tab before the token', 'Bearer\ttok_alpha', 'malformed'],
+    ['no space after the scheme', 'Bearertok_alpha', 'malformed'],
+    ['the scheme alone', 'Bearer', 'malformed'],
+    ['the scheme and spaces only', 'Bearer   ', 'malformed'],
+    ['a scheme one letter off', 'Bearar tok_alpha', 'malformed'],
+    ['a non-ASCII letter folding to the scheme', 'Bearer\u0130 tok_alpha', 'malformed'],
+    ['a tab after the token', 'Bearer tok_alpha\t', 'malformed'],
+    ['a non-ASCII character in the token', 'Bearer tok_alph\u00e1', 'malformed'],
+    ['mixed case of the scheme', 'bEaReR tok_alpha', 'valid'],
+  ])('%s → %s', (_name, header, expected) => {
+    expect(verifier.check(header)).toBe(expected);
+  });
+
+  it('reads the header as /^Bearer +([\x21-\x7e]+) *$/i does, for values near one (seed 20261126)', () => {
+    const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+    const tokens = ['tok_alpha', 'b'];
+    const check = createTokenVerifier(tokens, 'test').check;
+    const expected = (header: string) => {
+      if (header === '') return 'missing';
+      const token = BEARER.exec(header)?.[1];
+      if (token === undefined) return 'malformed';
+      return tokens.includes(token) ? 'valid' : 'invalid';
+    };
+    const near = fc.constantFrom(...'BbEeAaRr tok_alph\t\u0000\u007f\u00a0\u0130~!');
+    const header = fc.oneof(
+      fc
+        .tuple(
+          fc.constantFrom('Bearer', 'bearer', 'BEARER', 'Bearer ', 'Beare', 'Bear\u0000r', ''),
+          fc.string({ unit: near, maxLength: 4 }),
+          fc.constantFrom('', ' ', '  ', '\t'),
+          fc.constantFrom('tok_alpha', 'b', 'tok', ''),
+          fc.string({ unit: near, maxLength: 3 }),
+        )
+        .map((parts) => parts.join('')),
+      fc.string({ unit: near, maxLength: 20 }),
+    );
+    fc.assert(
+      fc.property(header, (value) => {
+        expect(check(value)).toBe(expected(value));
+      }),
+      { seed: 20261126, numRuns: 5000 },
+    );
   });
 
   it.each([

@@ -29,6 +29,12 @@ export interface Handled {
 export interface ReceiverCore {
   /** The whole pipeline for one request. Never rejects: every failure is an answer. */
   handle(request: WebhookRequest): Promise<Handled>;
+  /**
+   * The same, for a door that takes a result as readily as a promise of one: a delivery whose body,
+   * store and handlers all answered at once comes back itself, no promise made and no turn waited
+   * before the door writes it. Never rejects.
+   */
+  handleNow(request: WebhookRequest): Handled | Promise<Handled>;
   /** Hands a record to `onDelivery`, contained; adapters call it once the answer is written. */
   report(record: DeliveryRecord): void;
   /**
@@ -246,12 +252,17 @@ export function createReceiverCore(
     return problemAnswer(INTERNAL);
   }
 
-  /**
-   * Not an async function: a delivery answered at once is handed back in an already-resolved promise,
-   * and only one that waits is counted for `drain()` (a count, not a set of promises: see
-   * `requestsInFlight`).
-   */
+  /** {@link handleNow}'s answer, always as a promise. */
   function handle(request: WebhookRequest): Promise<Handled> {
+    const handled = handleNow(request);
+    return handled instanceof Promise ? handled : Promise.resolve(handled);
+  }
+
+  /**
+   * Not an async function: a delivery answered at once is handed back as it is, and only one that
+   * waits is counted for `drain()` (a count, not a set of promises: see `requestsInFlight`).
+   */
+  function handleNow(request: WebhookRequest): Handled | Promise<Handled> {
     let started = 0;
     let record: DeliveryRecord | undefined;
     let span: DeliveryTrace | undefined;
@@ -265,9 +276,9 @@ export function createReceiverCore(
       work = pipeline(request, record, span);
     } catch (error) {
       record ??= newDeliveryRecord(undefined);
-      return Promise.resolve(answered(failure(error, record), record, started, span));
+      return answered(failure(error, record), record, started, span);
     }
-    if (!(work instanceof Promise)) return Promise.resolve(answered(work, record, started, span));
+    if (!(work instanceof Promise)) return answered(work, record, started, span);
     // Tracked until it settles, rejections included: drain() waits for it. A step that answered or
     // threw before any wait left nothing to track.
     requests.enter();
@@ -306,5 +317,5 @@ export function createReceiverCore(
     if (onDelivery !== undefined) contained('onDelivery', () => onDelivery(record));
   }
 
-  return { handle, report, drain: (drainOptions) => drain(requests, dispatcher, drainOptions) };
+  return { handle, handleNow, report, drain: (drainOptions) => drain(requests, dispatcher, drainOptions) };
 }

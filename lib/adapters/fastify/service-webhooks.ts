@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
+import { createReceiverCore, type DrainResult, type Handled } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { OptionsError } from '../../options-error';
@@ -113,27 +113,34 @@ async function register(fastify: FastifyInstance, options: ServiceWebhooksOption
   // limit and timeout. The reply goes through reply.send, so onSend, onResponse and the request log
   // see it as any other route's.
   function answer(request: FastifyRequest, reply: FastifyReply): void {
-    let handling: ReturnType<typeof core.handle>;
+    let handling: ReturnType<typeof core.handleNow>;
     try {
-      handling = core.handle(nodeRequest(request.raw));
+      handling = core.handleNow(nodeRequest(request.raw));
     } catch (error) {
       failed(reply, error);
       return;
     }
+    // A delivery answered at once is sent at once: no promise, no turn, no closure over the reply.
+    if (!(handling instanceof Promise)) {
+      send(reply, handling);
+      return;
+    }
     handling.then(
-      ({ answer: handled, record }) => {
-        try {
-          void reply.code(handled.status).headers(handled.headers).send(handled.body);
-        } catch (error) {
-          // A header an app's hook set that node refuses to write: no answer went out.
-          failed(reply, error);
-        }
-        core.report(record);
-      },
-      // handle() answers every failure of the pipeline itself; whatever else throws (a logger) gets
-      // Fastify's 500, as from any route.
+      (handled) => send(reply, handled),
+      // handleNow() answers every failure of the pipeline itself; whatever else throws (a logger)
+      // gets Fastify's 500, as from any route.
       (error: unknown) => failed(reply, error),
     );
+  }
+
+  function send(reply: FastifyReply, { answer: handled, record }: Handled): void {
+    try {
+      void reply.code(handled.status).headers(handled.headers).send(handled.body);
+    } catch (error) {
+      // A header an app's hook set that node refuses to write: no answer went out.
+      failed(reply, error);
+    }
+    core.report(record);
   }
 
   /**

@@ -12,7 +12,45 @@ export interface TokenVerifier {
   check(authorization: string | undefined): TokenCheck | Promise<TokenCheck>;
 }
 
-const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+/**
+ * Where the token of `Bearer <token>` begins: after the scheme in any case and one or more spaces; -1
+ * when the value does not begin so. With {@link tokenEnd} and {@link spacesOnly}, the value is read
+ * by character codes as `/^Bearer +([\x21-\x7e]+) *$/i` reads it (a test holds the two together),
+ * with no match array and no substring a request.
+ */
+function tokenStart(authorization: string): number {
+  // `| 0x20` folds an ASCII capital onto its small letter and turns nothing else into one of these.
+  if (
+    (authorization.charCodeAt(0) | 0x20) !== 0x62 ||
+    (authorization.charCodeAt(1) | 0x20) !== 0x65 ||
+    (authorization.charCodeAt(2) | 0x20) !== 0x61 ||
+    (authorization.charCodeAt(3) | 0x20) !== 0x72 ||
+    (authorization.charCodeAt(4) | 0x20) !== 0x65 ||
+    (authorization.charCodeAt(5) | 0x20) !== 0x72 ||
+    authorization.charCodeAt(6) !== 0x20
+  )
+    return -1;
+  let i = 7;
+  while (authorization.charCodeAt(i) === 0x20) i++;
+  return i;
+}
+
+/** Whether only spaces follow `from`. */
+function spacesOnly(authorization: string, from: number): boolean {
+  for (let i = from; i < authorization.length; i++) if (authorization.charCodeAt(i) !== 0x20) return false;
+  return true;
+}
+
+/** The end of the run of visible ASCII (`!` to `~`) that begins at `start`. */
+function tokenEnd(authorization: string, start: number): number {
+  let i = start;
+  for (; i < authorization.length; i++) {
+    const c = authorization.charCodeAt(i);
+    if (c < 0x21 || c > 0x7e) break;
+  }
+  return i;
+}
+
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 /** By default, a token source slower than this counts as unavailable (503, retried): none waits forever. */
 const SOURCE_TIMEOUT_MS = 5_000;
@@ -92,22 +130,24 @@ export function createTokenVerifier(
   const { timingSafeEqual } = nodeCrypto();
   const compare = (expected: MaskedList, authorization: string | undefined): TokenCheck => {
     if (authorization === undefined || authorization === '') return 'missing';
-    const match = BEARER.exec(authorization);
-    if (!match) return 'malformed';
-    const presented = match[1] as string;
+    const start = tokenStart(authorization);
+    if (start < 0) return 'malformed';
+    const end = tokenEnd(authorization, start);
+    if (end === start || !spacesOnly(authorization, end)) return 'malformed';
+    const length = end - start;
     // Longer than every configured token: says only that, not which token it is not.
-    if (presented.length > expected.width) return 'invalid';
+    if (length > expected.width) return 'invalid';
     const { work } = expected;
-    // Visible ASCII only (the pattern says so): one char is one byte. `work` holds the pad between
+    // Visible ASCII only (tokenStart says so): one char is one byte. `work` holds the pad between
     // calls, so only the presented token's bytes are masked here and put back after, not the width.
-    for (let i = 0; i < presented.length; i++) work[i] = (padBytes[i] as number) ^ presented.charCodeAt(i);
+    for (let i = 0; i < length; i++) work[i] = (padBytes[i] as number) ^ authorization.charCodeAt(start + i);
     let ok = false;
     // No early exit: every configured token is compared, so timing does not tell which matched.
     for (const candidate of expected.tokens) {
       const same = timingSafeEqual(candidate.bytes, work);
-      ok = (same && candidate.length === presented.length) || ok;
+      ok = (same && candidate.length === length) || ok;
     }
-    for (let i = 0; i < presented.length; i++) work[i] = padBytes[i] as number;
+    for (let i = 0; i < length; i++) work[i] = padBytes[i] as number;
     return ok ? 'valid' : 'invalid';
   };
 
