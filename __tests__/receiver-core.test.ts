@@ -73,7 +73,7 @@ describe('createReceiverCore', () => {
     store.close();
   });
 
-  it.each([
+  it.each<[string, (bytes: Buffer) => Buffer | undefined, () => unknown, boolean, number]>([
     [
       'a body offered at once, a lone synchronous handler',
       (bytes: Buffer) => bytes,
