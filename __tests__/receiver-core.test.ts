@@ -73,26 +73,34 @@ describe('createReceiverCore', () => {
     store.close();
   });
 
-  it.each<[string, (bytes: Buffer) => Buffer | undefined, () => unknown, boolean, number]>([
+  it.each<[string, (bytes: Buffer) => Uint8Array | undefined, () => unknown, waits: boolean, status: number]>(
     [
-      'a body offered at once, a lone synchronous handler',
-      (bytes: Buffer) => bytes,
-      () => undefined,
-      false,
-      200,
+      [
+        'a body offered at once, a lone synchronous handler',
+        (bytes: Buffer) => bytes,
+        () => undefined,
+        false,
+        200,
+      ],
+      [
+        'a body offered at once, an async handler',
+        (bytes: Buffer) => bytes,
+        async () => undefined,
+        true,
+        200,
+      ],
+      ['a body not here yet', () => undefined, () => undefined, true, 200],
+      [
+        'a body offered at once, a handler that throws',
+        (bytes: Buffer) => bytes,
+        () => {
+          throw new Error('x');
+        },
+        false,
+        500,
+      ],
     ],
-    ['a body offered at once, an async handler', (bytes: Buffer) => bytes, async () => undefined, true, 200],
-    ['a body not here yet', () => undefined, () => undefined, true, 200],
-    [
-      'a body offered at once, a handler that throws',
-      (bytes: Buffer) => bytes,
-      () => {
-        throw new Error('x');
-      },
-      false,
-      500,
-    ],
-  ])(
+  )(
     'handleNow: %s → the handled delivery itself, or a promise of it when a step waited',
     async (_name, readNow, handler, waits, status) => {
       const { receiver, store } = core(handler);
