@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { createEventRouter } from '../lib';
+import { createEventRouter, createNodeHandler } from '../lib';
 import { nodeBody } from '../lib/adapters/incoming-message/node-body';
 import { buildEvent } from '../lib/testing';
 import { watchBodyReads } from './support/body-reads';
@@ -308,6 +310,31 @@ describe('reading a buffered body on the wire', () => {
       watch.restore();
       client.close();
       s.close();
+    }
+  });
+
+  it('the node door writes a delivery answered at once in the microtask it began in: no promise turn before the write', async () => {
+    const handler = createNodeHandler({ bearerTokens: [TOKEN], router: createEventRouter(), logger: false });
+    // Whether the answer was already written when a microtask queued just after the door's own ran.
+    const sentBefore: boolean[] = [];
+    const srv = http.createServer((req, res) => {
+      void handler(req, res);
+      queueMicrotask(() => sentBefore.push(res.headersSent));
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const client = rawSocket((srv.address() as AddressInfo).port);
+    try {
+      const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt-same-turn' }));
+      client.write(postHead(TOKEN, '/', Buffer.byteLength(body)) + body);
+      await pollUntil('answered', () => client.received().includes('"id":"evt-same-turn"'), {
+        describe: () => client.received().slice(-300),
+      });
+      expect(client.received()).toMatch(/^HTTP\/1.1 200 /);
+      expect(sentBefore).toEqual([true]);
+    } finally {
+      client.close();
+      srv.closeAllConnections();
+      srv.close();
     }
   });
 

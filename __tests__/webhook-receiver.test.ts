@@ -91,6 +91,20 @@ describe('webhookReceiver', () => {
     expect(handled).toHaveLength(0);
   });
 
+  it('sends an answer it has at once (a refused token) before it returns: no promise before the write', async () => {
+    // Whether the answer was already written when the receiver, run by next(), returned.
+    const sentBefore: boolean[] = [];
+    const { app, handled } = appWith('/webhooks', [
+      (_req, res, next) => {
+        next();
+        sentBefore.push(res.headersSent);
+      },
+    ]);
+    await deliverEvent(app, 'ag.access_pass.issued', {}, { token: 'nope', path: '/webhooks' }).expect(401);
+    expect(sentBefore).toEqual([true]);
+    expect(handled).toHaveLength(0);
+  });
+
   it('answers a failing handler with a 500 problem that leaks nothing of the error', async () => {
     const { app, logger } = appWith();
     const res = await deliverEvent(app, 'ag.hid_org.created', {}, { token: TOKEN, path: '/webhooks' }).expect(

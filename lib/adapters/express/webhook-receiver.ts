@@ -1,5 +1,5 @@
-import type { ExpressMiddleware, ExpressRequestLike } from './express-types';
-import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
+import type { ExpressMiddleware, ExpressRequestLike, ExpressResponseLike } from './express-types';
+import { createReceiverCore, type DrainResult, type Handled } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { expressRequest, sendAnswer } from './express-request';
@@ -38,12 +38,16 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     // Mounted with app.use(path, …), it answers that path only; as a route handler
     // (app.post(path, …)), Express already matched the path.
     if (req.route === undefined && !atMountPoint(req)) return next();
-    // handle() never rejects: every failure, ours included, is already a problem+json answer.
-    void core.handle(expressRequest(req)).then(({ answer, record }) => {
-      sendAnswer(res, answer);
-      core.report(record);
-    });
+    // handleNow() never rejects: every failure, ours included, is already a problem+json answer. A
+    // delivery answered at once is sent at once: no promise, no turn, no closure over the response.
+    const handling = core.handleNow(expressRequest(req));
+    if (handling instanceof Promise) void handling.then((handled) => send(res, handled));
+    else send(res, handling);
   } as WebhookReceiver;
+  function send(res: ExpressResponseLike, { answer, record }: Handled): void {
+    sendAnswer(res, answer);
+    core.report(record);
+  }
   receiver.drain = core.drain;
   return receiver;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { problemAnswer } from '../../core/problems';
 import { HttpProblem } from '../../core/http-problem';
-import { createReceiverCore, type DrainResult } from '../../core/receiver-core';
+import { createReceiverCore, type DrainResult, type Handled } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
 import { OptionsError } from '../../options-error';
@@ -74,10 +74,16 @@ export function createNodeHandler(options: NodeHandlerOptions): NodeHandler {
     return new Promise((resolve, reject) => {
       queueMicrotask(() => {
         try {
-          core.handle(nodeRequest(req)).then(({ answer: handled, record }) => {
+          const handling = core.handleNow(nodeRequest(req));
+          // A delivery answered at once is written in this microtask: no promise of its own, no turn.
+          if (!(handling instanceof Promise)) {
+            written(res, handling);
+            resolve();
+            return;
+          }
+          handling.then((handled) => {
             try {
-              writeAnswer(res, handled);
-              core.report(record);
+              written(res, handled);
               resolve();
             } catch (error) {
               reject(error);
@@ -88,6 +94,11 @@ export function createNodeHandler(options: NodeHandlerOptions): NodeHandler {
         }
       });
     });
+  }
+
+  function written(res: ServerResponse, { answer: handled, record }: Handled): void {
+    writeAnswer(res, handled);
+    core.report(record);
   }
 
   const handler = function nodeHandler(req: IncomingMessage, res: ServerResponse, next?: () => unknown) {
