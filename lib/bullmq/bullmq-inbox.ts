@@ -27,7 +27,7 @@ import { loadBullmq } from './load-bullmq';
 import { checkIoredis, checkWorkerConnection, isClient, redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
 import { checkMaxDepth, depthGate } from '../inbox/inbox-full';
-import { fastStringPrototype } from './fast-string-prototype';
+import { fastStringPrototype } from '../fast-string-prototype';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
 export interface BullmqInboxOptions {
