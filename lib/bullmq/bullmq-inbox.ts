@@ -27,6 +27,7 @@ import { loadBullmq } from './load-bullmq';
 import { checkIoredis, checkWorkerConnection, isClient, redisConnection } from './redis-connection';
 import { startBullmqWorker } from './bullmq-worker';
 import { checkMaxDepth, depthGate } from '../inbox/inbox-full';
+import { fastStringPrototype } from '../fast-string-prototype';
 
 /** Options of {@link bullmqInbox}: a connection or a queue of yours, and the queue's name. */
 export interface BullmqInboxOptions {
@@ -137,6 +138,8 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
   checkWorkerConnection(connection);
   const owned = options.queue === undefined;
   const queue = options.queue ?? new (loadBullmq().Queue)(name, { connection });
+  // The queue's client has loaded ioredis, which leaves String.prototype slow for the whole process.
+  fastStringPrototype();
   // Without a listener BullMQ prints every reconnection error; ours go to the logger, rate-limited.
   if (owned)
     queue.on('error', (error) =>
