@@ -6,6 +6,7 @@ import type {
   KeyState,
 } from '../idempotency/idempotency-store';
 import { resolveLogger, type Logger, type ResolvedLogger } from '../logger';
+import { fastStringPrototype } from '../fast-string-prototype';
 import type {
   EntityLeaseResult,
   EntityOrderingStore,
@@ -101,6 +102,8 @@ export class RedisStore implements IdempotencyStore, EntityOrderingStore {
     this.#send = sendCommand;
     this.#prefix = prefix;
     this.#log = resolveLogger(options.logger, 'RedisStore');
+    // An ioredis client, made before its store, has left String.prototype slow for the process.
+    fastStringPrototype();
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
