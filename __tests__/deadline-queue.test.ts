@@ -41,6 +41,17 @@ describe('deadlineQueue', () => {
     }
   });
 
+  // An Inbox is the app's to write: an enqueue that hands back no promise fails its wait at once,
+  // and leaves no timer holding the process open until the deadline.
+  it('rejects a wait on work that is no promise, with no timer left running', async () => {
+    const queue = deadlineQueue(60_000);
+    const timers = refTimers();
+    await expect(queue.wait(undefined as unknown as Promise<void>, performance.now())).rejects.toThrow(
+      TypeError,
+    );
+    expect(refTimers()).toBe(timers);
+  });
+
   it('resolves TIMED_OUT no sooner than timeoutMs after the start, while the work hangs', async () => {
     const queue = deadlineQueue(40);
     const started = performance.now();

@@ -65,6 +65,19 @@ describe("queuedDelivery's receivedAt", () => {
       jest.useRealTimers();
     }
   });
+  // A Date.now with a fraction (a mocked one, or a polyfill on performance.now): toISOString truncates
+  // it to whole milliseconds. Jest's fake clock hands out whole ones, so Date.now itself is mocked.
+  it.each([1.5, -1.5, Date.UTC(2026, 10, 26, 16, 36, 5, 999) + 0.75])(
+    'at %p (a fraction of a millisecond) is the instant as toISOString writes it',
+    (at) => {
+      const now = jest.spyOn(Date, 'now').mockReturnValue(at);
+      try {
+        expect(queuedDelivery('k', event, () => undefined, null).receivedAt).toBe(new Date(at).toISOString());
+      } finally {
+        now.mockRestore();
+      }
+    },
+  );
 });
 
 describe('jobIdFor', () => {

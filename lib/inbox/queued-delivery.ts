@@ -86,7 +86,8 @@ let secondText = '';
  * written for each delivery.
  */
 function isoNow(): string {
-  const now = Date.now();
+  // Whole milliseconds, as toISOString takes them: a faked or polyfilled clock may have a fraction.
+  const now = Math.trunc(Date.now());
   const s = Math.floor(now / 1000);
   if (s !== second) {
     second = s;

@@ -107,8 +107,9 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
           deadline: startedAt + timeoutMs,
           resolve: resolve as (value: unknown) => void,
         };
-        start(watch);
-        // A rejection before the deadline is the wait's; one after it is observed and dropped.
+        // A rejection before the deadline is the wait's; one after it is observed and dropped. Bound
+        // before the watch starts: work that is no promise (an Inbox of the app's) throws here, and
+        // its wait rejects with no timer left running.
         work.then(
           (outcome) => {
             if (settle(watch)) resolve(outcome);
@@ -117,6 +118,7 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
             if (settle(watch)) reject(error);
           },
         );
+        start(watch);
       });
     },
     after(startedAt: number, onTimeout: () => void): () => void {
