@@ -1,11 +1,6 @@
-import v8 from 'node:v8';
 import { bullmqInbox } from '../lib/bullmq';
 import { describeWithRedis, startRedisServer, type RedisServer } from './support/redis-server';
-
-// V8's own word on an object's properties, compiled while the flag is on (it only reads).
-v8.setFlagsFromString('--allow-natives-syntax');
-const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
-v8.setFlagsFromString('--no-allow-natives-syntax');
+import { hasFastProperties } from './support/has-fast-properties';
 
 // One test in this file, on purpose: once String.prototype has been made fast again, V8 keeps it so
 // when another class extends String, so a second case in this realm would prove nothing.

@@ -1,10 +1,5 @@
-import v8 from 'node:v8';
 import { RedisStore } from '../lib/redis';
-
-// V8's own word on an object's properties, compiled while the flag is on (it only reads).
-v8.setFlagsFromString('--allow-natives-syntax');
-const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
-v8.setFlagsFromString('--no-allow-natives-syntax');
+import { hasFastProperties } from './support/has-fast-properties';
 
 // A file of its own with one test (as fast-string-prototype.test.ts): once String.prototype is fast
 // again, V8 keeps it so, so a second case in this realm would prove nothing.
