@@ -17,6 +17,7 @@ import { createEventRouter, createNodeHandler } from '../lib';
 import { bullmqInbox } from '../lib/bullmq';
 import { pgBossInbox } from '../lib/pg-boss';
 import { loadPgBoss } from '../lib/pg-boss/load-pg-boss';
+import { contractFloor } from './ack-contract-floor';
 import { eventBody, TOKEN } from './bench-events';
 import { serveMeasured } from './bench-server';
 import { pin, pinLoadGenerator, WARM_UP_REQUESTS } from './load-round';
@@ -37,7 +38,12 @@ export const SPLIT_KINDS = [
   'split: our door, the inbox answering at once',
   'split: our door, our delivery by a bare queue.add',
 ] as const;
-type AckKind = (typeof ACK_KINDS)[number] | (typeof SPLIT_KINDS)[number];
+/**
+ * What the contract costs on BullMQ by hand (bench/ack-contract-floor.ts), in the BullMQ rounds beside
+ * the pair: a figure, no goal, that says how near the bare row any receiver keeping the contract can be.
+ */
+export const FLOOR_KIND = 'floor: the contract by hand + queue.add';
+type AckKind = (typeof ACK_KINDS)[number] | (typeof SPLIT_KINDS)[number] | typeof FLOOR_KIND;
 
 const CONNECTIONS = 32;
 const SERVER_CPU = 1;
@@ -48,6 +54,7 @@ async function listener(
   kind: AckKind,
   url: string,
 ): Promise<{ listen: http.RequestListener; close(): Promise<void> }> {
+  if (kind === FLOOR_KIND) return contractFloor(url);
   if (kind === SPLIT_KINDS[0])
     return {
       listen: (req, res) => {
@@ -207,16 +214,34 @@ const PAIRS = {
 
 export interface AckBench {
   rows: { kind: AckKind; 'req/s': number; 'p99 ms': number; non2xx: number; 'CPU µs/req': number }[];
-  /** Per engine: each round's ours/bare, req/s and p99 (goals), and the bare's CPU per request over ours. */
-  ratios: { engine: Engine; throughput: number[]; p99: number[]; cpu: number[] }[];
+  /**
+   * Per engine: each round's ours/bare, req/s and p99 (goals), and the bare's CPU per request over
+   * ours; on BullMQ also the contract floor's req/s over the bare's and ours over the floor's.
+   */
+  ratios: {
+    engine: Engine;
+    throughput: number[];
+    p99: number[];
+    cpu: number[];
+    floorOverBare?: number[];
+    oursOverFloor?: number[];
+  }[];
 }
 
 /** Both engines, or only `only`'s (a quick A/B of one side's change). */
 export async function inboxAckBench(rounds: number, seconds: number, only?: Engine): Promise<AckBench> {
   pinLoadGenerator();
   const engines = (['BullMQ', 'pg-boss'] as const).filter((e) => only === undefined || e === only);
-  const results = new Map<AckKind, AckRound[]>(engines.flatMap((e) => PAIRS[e].map((k) => [k, []])));
-  const ratios: AckBench['ratios'] = engines.map((engine) => ({ engine, throughput: [], p99: [], cpu: [] }));
+  const kindsOf = (engine: Engine): AckKind[] =>
+    engine === 'BullMQ' ? [PAIRS[engine][0], FLOOR_KIND, PAIRS[engine][1]] : [...PAIRS[engine]];
+  const results = new Map<AckKind, AckRound[]>(engines.flatMap((e) => kindsOf(e).map((k) => [k, []])));
+  const ratios: AckBench['ratios'] = engines.map((engine) => ({
+    engine,
+    throughput: [],
+    p99: [],
+    cpu: [],
+    ...(engine === 'BullMQ' ? { floorOverBare: [], oursOverFloor: [] } : {}),
+  }));
   const redis = engines.includes('BullMQ') ? await startRedisServer() : undefined;
   const postgres = engines.includes('pg-boss') ? await startPostgresServer() : undefined;
   try {
@@ -224,7 +249,7 @@ export async function inboxAckBench(rounds: number, seconds: number, only?: Engi
       for (const [at, engine] of engines.entries()) {
         const pair = PAIRS[engine];
         // Alternate which side goes first, so neither always meets a warmer engine.
-        const order = r % 2 === 0 ? pair : [pair[1], pair[0]];
+        const order = r % 2 === 0 ? kindsOf(engine) : kindsOf(engine).reverse();
         const got = new Map<AckKind, AckRound>();
         for (const kind of order) {
           const measured = await round(
@@ -240,6 +265,11 @@ export async function inboxAckBench(rounds: number, seconds: number, only?: Engi
         ratios[at]?.throughput.push(ours.reqPerSec / bare.reqPerSec);
         ratios[at]?.p99.push(ours.p99Ms / bare.p99Ms);
         ratios[at]?.cpu.push(bare.cpuMicrosPerRequest / ours.cpuMicrosPerRequest);
+        const floor = got.get(FLOOR_KIND);
+        if (floor !== undefined) {
+          ratios[at]?.floorOverBare?.push(floor.reqPerSec / bare.reqPerSec);
+          ratios[at]?.oursOverFloor?.push(ours.reqPerSec / floor.reqPerSec);
+        }
       }
       console.error(`inbox ack: round ${r + 1}/${rounds} done`);
     }
@@ -284,6 +314,18 @@ export async function splitBench(rounds: number, seconds: number): Promise<Recor
   };
 }
 
+/** The floor's rows, figures with no goal: [name, min, median]. */
+export function floorRows(bench: AckBench): [string, number, number][] {
+  return bench.ratios.flatMap(({ engine, floorOverBare, oursOverFloor }) =>
+    floorOverBare === undefined || oursOverFloor === undefined || floorOverBare.length === 0
+      ? []
+      : [
+          [`contract floor / bare ${engine} add, req/s`, Math.min(...floorOverBare), median(floorOverBare)],
+          [`inbox ack / contract floor, req/s`, Math.min(...oursOverFloor), median(oursOverFloor)],
+        ],
+  );
+}
+
 /** The goal rows of `npm run bench`: [name, min, median, goal, higher is better]. */
 export function ackGoals(bench: AckBench): [string, number, number, number, boolean][] {
   return bench.ratios.flatMap(({ engine, throughput, p99 }) => [
@@ -320,6 +362,8 @@ if (require.main === module) {
         console.log(
           `${name.padEnd(40)} worst ${worst.toFixed(2)}  median ${med.toFixed(2)}  ${higher ? '≥' : '≤'} ${goal}  ${(higher ? med >= goal : med <= goal) ? 'met' : 'NOT met'}`,
         );
+      for (const [name, worst, med] of floorRows(bench))
+        console.log(`${name.padEnd(40)} worst ${worst.toFixed(2)}  median ${med.toFixed(2)}  (no goal)`);
       // Steadier than req/s on a shared machine: the server's CPU per request, bare over ours.
       for (const { engine, cpu } of bench.ratios)
         console.log(

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { freePort } from '../__tests__/support/server-binary';
 import { KINDS, type Kind } from './bench-server';
 import { coldStart } from './cold-start';
-import { ackGoals, type AckBench } from './inbox-ack-bench';
+import { ackGoals, floorRows, type AckBench } from './inbox-ack-bench';
 import { INSTRUCTION_FLOOR, INSTRUCTION_PAIRS, instructionCounts } from './instructions';
 import { loadRound, pinLoadGenerator, type LoadResult } from './load-round';
 import { stageMicros } from './stages';
@@ -239,6 +239,9 @@ async function main(): Promise<void> {
       `${name.padEnd(48)} ${fmt(worst, 2).padStart(5)}  ${fmt(med, 2).padStart(6)}  ${higher ? '≥' : '≤'} ${goal}  ${ok ? 'met' : 'NOT met'}`,
     );
   }
+  // What keeping the contract costs by hand on BullMQ (bench/ack-contract-floor.ts): figures, no goal.
+  for (const [name, worst, med] of floorRows(ack))
+    console.log(`${name.padEnd(48)} ${fmt(worst, 2).padStart(5)}  ${fmt(med, 2).padStart(6)}  (no goal)`);
   // The receiver under a 10× burst, with and without maxInFlight (bench/burst-bench.ts): figures, no goal.
   const burstRows = JSON.parse(
     execFileSync(process.execPath, [path.join(__dirname, 'burst-bench.js'), '--json'], {
