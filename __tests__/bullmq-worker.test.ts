@@ -135,6 +135,70 @@ describeWithRedis('the BullMQ worker', () => {
     }
   }, 30_000);
 
+  it('keeps a completed job 7 hours by its worker: jobs of its own queue name no retention of their own', async () => {
+    // Redis writes a job's options as JSON on every add: the retention is the worker's to say.
+    const name = `kept-${process.pid}`;
+    const inbox = bullmqInbox({ connection: server.url, name, attempts: 1, logger: false });
+    const queue = new Queue(name, { connection: redisConnection(server.url) });
+    const runs: string[] = [];
+    const worker = await inbox.startWorker(
+      createEventRouter().onAny((event) => {
+        runs.push(event.id);
+        if (event.id === 'evt_kept_bad') throw new Error('the CRM is down');
+      }),
+      { idempotency: false, logger: false },
+    );
+    const hour = 60 * 60 * 1000;
+    const realNow = Date.now.bind(Date);
+    let ahead = 0;
+    // BullMQ trims the completed set by the finishing worker's Date.now() against each job's finishedOn.
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ahead);
+    const completed = async (id: string) => {
+      await inbox.enqueue(deliveryOf(id));
+      await eventually(`${id} completed`, async () => {
+        const job = await queue.getJob(jobIdFor(deliveryOf(id).key));
+        return (await job?.getState()) === 'completed';
+      });
+    };
+    const kept = async (id: string) => (await queue.getJob(jobIdFor(deliveryOf(id).key))) !== undefined;
+    try {
+      await completed('evt_kept_first');
+      const { opts } = (await queue.getJob(jobIdFor(deliveryOf('evt_kept_first').key)))!;
+      expect({ removeOnComplete: opts.removeOnComplete, removeOnFail: opts.removeOnFail }).toEqual({
+        removeOnComplete: undefined,
+        removeOnFail: undefined,
+      });
+      // The Service's redelivery within its retries: the completed job is its guard.
+      await inbox.enqueue(deliveryOf('evt_kept_first'));
+      ahead = 6 * hour;
+      await completed('evt_kept_second');
+      const afterSix = await kept('evt_kept_first');
+      ahead = 8 * hour;
+      await completed('evt_kept_third');
+      await inbox.enqueue(deliveryOf('evt_kept_bad'));
+      await eventually('its dead letter', async () => (await inbox.status()).dead === 1, 10_000);
+      expect({
+        runs,
+        afterSix,
+        afterEight: await kept('evt_kept_first'),
+        second: await kept('evt_kept_second'),
+        failed: await queue.getFailedCount(),
+      }).toEqual({
+        runs: ['evt_kept_first', 'evt_kept_second', 'evt_kept_third', 'evt_kept_bad'],
+        afterSix: true,
+        afterEight: false,
+        second: true,
+        failed: 1,
+      });
+    } finally {
+      clock.mockRestore();
+      await worker.close();
+      await inbox.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  }, 30_000);
+
   it('dead-letters at the worker’s own attempts when they are fewer than the job’s, and refuses more', async () => {
     const name = `fewer-${process.pid}`;
     const inbox = bullmqInbox({ connection: server.url, name, logger: false });

@@ -25,7 +25,7 @@ import { OptionsError } from '../options-error';
 import { checkRedisDurability } from './check-redis-durability';
 import { loadBullmq } from './load-bullmq';
 import { checkIoredis, checkWorkerConnection, isClient, redisConnection } from './redis-connection';
-import { startBullmqWorker } from './bullmq-worker';
+import { KEEP_COMPLETED, startBullmqWorker } from './bullmq-worker';
 import { checkMaxDepth, depthGate } from '../inbox/inbox-full';
 import { fastStringPrototype } from '../fast-string-prototype';
 
@@ -81,8 +81,6 @@ const KEYS = [
   'maxDepth',
 ];
 const WHERE = 'bullmqInbox';
-/** Completed jobs kept this long, past the Service's 6-hour retries, then trimmed. */
-const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
 
 /**
  * An {@link Inbox} on BullMQ: enqueued jobs are acknowledged by Redis (warned about once when its
@@ -154,14 +152,17 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
     skipVersionCheck: queue.opts.skipVersionCheck,
     rateLimit: (expireTimeMs: number) => queue.rateLimit(expireTimeMs),
   };
-  /** Every job's options but its id, built once: BullMQ copies what it is given. */
+  /**
+   * Every job's options but its id, built once: BullMQ copies what it is given. What is kept of a
+   * finished job is the workers' (`KEEP_COMPLETED`, and every failed one), named on the job only on
+   * an app's Queue, whose `defaultJobOptions` would otherwise decide it.
+   */
   const jobOptions = {
     // BullMQ counts the tries and fails the job when they are spent; the worker's strategy chooses
     // each delay.
     attempts,
     backoff: { type: 'service-webhooks' },
-    removeOnComplete: KEEP_COMPLETED,
-    removeOnFail: false,
+    ...(owned ? {} : { removeOnComplete: KEEP_COMPLETED, removeOnFail: false }),
   };
   // Our keys on the queue's own connection, beside BullMQ's.
   const client = () => (queue.getBackend() as unknown as { client: Promise<never> }).client;

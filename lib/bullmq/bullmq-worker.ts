@@ -35,6 +35,16 @@ export interface WorkerLimits {
   maxStalledCount: number;
 }
 
+/**
+ * How long BullMQ keeps a completed job, given to every worker of the inbox: 7 hours, past the
+ * Service's 6-hour retries (its id is the redelivery's guard: an add of it adds nothing), at most
+ * 100 000. A failed one (a dead letter) is kept until replayed or cleaned, a worker's default. BullMQ
+ * reads a worker's retention only for a job that names none: the inbox's own queue adds its jobs
+ * without one, since Redis writes a job's options as JSON on every add and these cost it some 15k
+ * of ~204k instructions an add; on an app's Queue each job names both, over its `defaultJobOptions`.
+ */
+export const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
+
 /** A failed try, carrying the delay the worker chose (BullMQ's backoff strategy reads it). */
 class TryFailed extends Error {
   constructor(
@@ -123,6 +133,7 @@ export async function startBullmqWorker(
         ? { max: Number.MAX_SAFE_INTEGER, duration: 60_000 }
         : { max: core.rate.max, duration: core.rate.perMs },
     lockDuration: limits.lockDuration,
+    removeOnComplete: KEEP_COMPLETED,
     // Stalled jobs (a killed worker's) are looked for as often as a lock can run out.
     stalledInterval: limits.lockDuration,
     // A job that kills its worker (out of memory, a crash in native code) is failed after a few
