@@ -144,7 +144,7 @@ describeWithRedis('the BullMQ worker', () => {
     const worker = await inbox.startWorker(
       createEventRouter().onAny((event) => {
         runs.push(event.id);
-        if (event.id === 'evt_kept_bad') throw new Error('the CRM is down');
+        if (event.id.startsWith('evt_kept_bad')) throw new Error('the CRM is down');
       }),
       { idempotency: false, logger: false },
     );
@@ -170,13 +170,16 @@ describeWithRedis('the BullMQ worker', () => {
       });
       // The Service's redelivery within its retries: the completed job is its guard.
       await inbox.enqueue(deliveryOf('evt_kept_first'));
+      // A dead letter at +0, which no retention of any age or count of one may take at +8 h.
+      await inbox.enqueue(deliveryOf('evt_kept_bad_early'));
+      await eventually('the first dead letter', async () => (await inbox.status()).dead === 1, 10_000);
       ahead = 6 * hour;
       await completed('evt_kept_second');
       const afterSix = await kept('evt_kept_first');
       ahead = 8 * hour;
       await completed('evt_kept_third');
       await inbox.enqueue(deliveryOf('evt_kept_bad'));
-      await eventually('its dead letter', async () => (await inbox.status()).dead === 1, 10_000);
+      await eventually('its dead letter', async () => (await inbox.status()).dead === 2, 10_000);
       expect({
         runs,
         afterSix,
@@ -184,11 +187,11 @@ describeWithRedis('the BullMQ worker', () => {
         second: await kept('evt_kept_second'),
         failed: await queue.getFailedCount(),
       }).toEqual({
-        runs: ['evt_kept_first', 'evt_kept_second', 'evt_kept_third', 'evt_kept_bad'],
+        runs: ['evt_kept_first', 'evt_kept_bad_early', 'evt_kept_second', 'evt_kept_third', 'evt_kept_bad'],
         afterSix: true,
         afterEight: false,
         second: true,
-        failed: 1,
+        failed: 2,
       });
     } finally {
       clock.mockRestore();

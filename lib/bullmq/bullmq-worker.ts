@@ -43,7 +43,7 @@ export interface WorkerLimits {
  * without one, since Redis writes a job's options as JSON on every add and these cost it some 15k
  * of ~204k instructions an add; on an app's Queue each job names both, over its `defaultJobOptions`.
  */
-export const KEEP_COMPLETED = { age: 7 * 60 * 60, count: 100_000 };
+export const KEEP_COMPLETED = Object.freeze({ age: 7 * 60 * 60, count: 100_000 });
 
 /** A failed try, carrying the delay the worker chose (BullMQ's backoff strategy reads it). */
 class TryFailed extends Error {
