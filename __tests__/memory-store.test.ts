@@ -106,6 +106,56 @@ describe('MemoryStore', () => {
     ]);
   });
 
+  // Evicting a key whose handlers run would let a redelivery of its event run them beside the first run.
+  it.each<[string, Step]>([
+    ['claimed', (store) => store.claim('a', 't', HOUR)],
+    ['claimed for its handlers', (store) => store.claimHandlers('a', 't', HOUR)],
+    [
+      'one handler done, the rest running',
+      async (store) => {
+        await store.claimHandlers('a', 't', HOUR);
+        await store.markHandlerDone('a', 't', 'crm', HOUR);
+      },
+    ],
+  ])(
+    'never evicts a key whose handlers are running (%s): a redelivery meanwhile is busy',
+    async (_name, run) => {
+      const logger = captureLogger();
+      const store = make({ maxEntries: 2, logger });
+      await run(store);
+      await store.markDone('b', 't', HOUR);
+      await store.markDone('c', 't', HOUR);
+      expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual([
+        'processing',
+        null,
+        'done',
+      ]);
+      expect(await store.claim('a', 't2', HOUR)).toBe('busy');
+      expect(logger.records.map((r) => r.meta.lastKey)).toEqual(['b']);
+    },
+  );
+
+  it('holds more than maxEntries only by the runs in flight, until they end', async () => {
+    const store = make({ maxEntries: 1 });
+    await store.claim('a', 't', HOUR);
+    await store.claim('b', 't', HOUR);
+    expect(store.size).toBe(2);
+    await store.markDone('a', 't', HOUR);
+    await store.markDone('b', 't', HOUR);
+    await store.markDone('c', 't', HOUR);
+    expect([await store.get('a'), await store.get('b'), await store.get('c'), store.size]).toEqual([
+      null,
+      null,
+      'done',
+      1,
+    ]);
+    // A lease that ran out is no run: it goes, unreported, as an expired key does.
+    await store.claim('d', 't', 10);
+    jest.advanceTimersByTime(10);
+    await store.markDone('e', 't', HOUR);
+    expect([await store.get('d'), store.size]).toEqual([null, 1]);
+  });
+
   // A key that left by another way than eviction and came back is as new as its return: the slot it
   // left behind must not evict it in place of the older keys.
   type Step = (store: MemoryStore) => Promise<unknown>;

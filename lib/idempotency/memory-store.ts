@@ -9,7 +9,11 @@ import { checkStoreOptions, wholePositive } from './store-options';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
-  /** Most keys held at once; past it the oldest is evicted, with a warning. Defaults to `100_000`. */
+  /**
+   * Most keys held at once; past it the oldest is evicted, with a warning, but never a key whose
+   * handlers are running (the map holds those over the bound until their leases end). Defaults to
+   * `100_000`.
+   */
   maxEntries?: number;
   /**
    * How often expired keys are swept, and at most how often evictions are reported (one warning with
@@ -76,6 +80,15 @@ function holds(entry: Entry, token: string, now: number): entry is Lease {
     typeof entry !== 'number' &&
     entry.token === token &&
     (entry.handlers === undefined || (entry.leaseEnd as number) > now)
+  );
+}
+
+/** Held by a run now: a lease with its token whose time has not run out. */
+function running(entry: Entry, now: number): boolean {
+  return (
+    typeof entry !== 'number' &&
+    entry.token !== null &&
+    (entry.handlers === undefined ? entry.expires : (entry.leaseEnd as number)) > now
   );
 }
 
@@ -350,12 +363,22 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
     if (this.#queue.length > 2 * this.#entries.size + 1024) this.#queue.rebuild(this.#entries.keys());
   }
 
-  /** Takes the oldest keys out until the map is within its bound; an expired one goes unreported. */
+  /**
+   * Takes the oldest keys out until the map is within its bound; an expired one goes unreported. A
+   * key whose handlers are running is passed over (back to the tail): evicted, a redelivery of its
+   * event would run them beside the first run. So the map holds more than its bound only by the runs
+   * in flight, each until its lease ends.
+   */
   #makeRoom(now: number): void {
-    while (this.#entries.size > this.#maxEntries) {
+    let passes = this.#queue.length;
+    while (this.#entries.size > this.#maxEntries && passes-- > 0) {
       const oldest = this.#queue.shift();
       if (oldest === undefined) break;
       const entry = this.#entries.get(oldest) as Entry;
+      if (running(entry, now)) {
+        this.#queue.push(oldest);
+        continue;
+      }
       this.#entries.delete(oldest);
       if (expiryOf(entry) > now)
         this.#report.evicted(oldest, typeof entry === 'number' ? 'done' : 'processing');
