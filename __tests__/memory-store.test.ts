@@ -1,3 +1,4 @@
+import { KeyQueue } from '../lib/idempotency/key-queue';
 import { MemoryStore } from '../lib/idempotency/memory-store';
 import { OptionsError } from '../lib/options-error';
 import { captureLogger } from './support/capture-logger';
@@ -106,10 +107,17 @@ describe('MemoryStore', () => {
     ]);
   });
 
-  // Evicting a key whose handlers run would let a redelivery of its event run them beside the first run.
+  // Evicting a key whose lease is held would let another try of its event run beside that run.
   it.each<[string, Step]>([
     ['claimed', (store) => store.claim('a', 't', HOUR)],
-    ['claimed for its handlers', (store) => store.claimHandlers('a', 't', HOUR)],
+    [
+      'taken over after a failed run',
+      async (store) => {
+        await store.claimHandlers('a', 't1', HOUR);
+        await store.release('a', 't1', HOUR);
+        await store.claimHandlers('a', 't2', HOUR);
+      },
+    ],
     [
       'one handler done, the rest running',
       async (store) => {
@@ -117,26 +125,57 @@ describe('MemoryStore', () => {
         await store.markHandlerDone('a', 't', 'crm', HOUR);
       },
     ],
-  ])(
-    'never evicts a key whose handlers are running (%s): a redelivery meanwhile is busy',
-    async (_name, run) => {
-      const logger = captureLogger();
-      const store = make({ maxEntries: 2, logger });
-      await run(store);
-      await store.markDone('b', 't', HOUR);
-      await store.markDone('c', 't', HOUR);
-      expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual([
-        'processing',
-        null,
-        'done',
-      ]);
-      expect(await store.claim('a', 't2', HOUR)).toBe('busy');
-      expect(logger.records.map((r) => r.meta.lastKey)).toEqual(['b']);
-    },
-  );
+  ])('never evicts a key whose lease is held (%s): another try meanwhile is busy', async (_name, run) => {
+    const logger = captureLogger();
+    const store = make({ maxEntries: 2, logger });
+    await run(store);
+    await store.markDone('b', 't', HOUR);
+    await store.markDone('c', 't', HOUR);
+    expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual([
+      'processing',
+      null,
+      'done',
+    ]);
+    expect(await store.claim('a', 't3', HOUR)).toBe('busy');
+    expect(logger.records.map((r) => r.meta.lastKey)).toEqual(['b']);
+  });
+
+  // A key kept for its records but held by no run is evicted as the oldest, as any key is.
+  it.each<[string, Step]>([
+    [
+      'released with a retention (a failed run, counted)',
+      async (store) => {
+        await store.claimHandlers('a', 't', HOUR);
+        await store.release('a', 't', HOUR);
+      },
+    ],
+    [
+      'one handler done, its lease ran out',
+      async (store) => {
+        await store.claimHandlers('a', 't', 10);
+        await store.markHandlerDone('a', 't', 'crm', HOUR);
+        jest.advanceTimersByTime(10);
+      },
+    ],
+  ])('evicts a key whose lease is not held: %s', async (_name, run) => {
+    const logger = captureLogger();
+    const store = make({ maxEntries: 2, logger });
+    await run(store);
+    await store.markDone('b', 't', HOUR);
+    await store.markDone('c', 't', HOUR);
+    expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual([
+      null,
+      'done',
+      'done',
+    ]);
+    expect(logger.records.map((r) => r.meta)).toEqual([
+      { evicted: 1, lastKey: 'a', lastState: 'processing', maxEntries: 2 },
+    ]);
+  });
 
   it('holds more than maxEntries only by the runs in flight, until they end', async () => {
-    const store = make({ maxEntries: 1 });
+    const logger = captureLogger();
+    const store = make({ maxEntries: 1, logger });
     await store.claim('a', 't', HOUR);
     await store.claim('b', 't', HOUR);
     expect(store.size).toBe(2);
@@ -150,10 +189,30 @@ describe('MemoryStore', () => {
       1,
     ]);
     // A lease that ran out is no run: it goes, unreported, as an expired key does.
+    jest.advanceTimersByTime(60_000);
+    const reported = logger.records.length;
     await store.claim('d', 't', 10);
     jest.advanceTimersByTime(10);
     await store.markDone('e', 't', HOUR);
-    expect([await store.get('d'), store.size]).toEqual([null, 1]);
+    expect([await store.get('d'), await store.get('e'), store.size]).toEqual([null, 'done', 1]);
+    // The next report counts c's eviction alone: d's went unreported.
+    jest.advanceTimersByTime(60_000);
+    expect(logger.records.slice(reported).map((r) => [r.meta.evicted, r.meta.lastKey])).toEqual([[1, 'c']]);
+  });
+
+  it('passes over at most a few held keys a call: a flood of runs beyond the bound costs O(1) a key', async () => {
+    const store = make({ maxEntries: 2 });
+    for (let i = 0; i < 1000; i++) await store.claim(`run${i}`, 't', HOUR);
+    const shift = jest.spyOn(KeyQueue.prototype, 'shift');
+    for (let i = 0; i < 100; i++) await store.claim(`more${i}`, 't', HOUR);
+    expect(shift.mock.calls.length).toBeLessThanOrEqual(100 * 8);
+    shift.mockRestore();
+    // Every run is still held, and none was evicted.
+    expect([
+      store.size,
+      await store.claim('run0', 't2', HOUR),
+      await store.claim('run999', 't2', HOUR),
+    ]).toEqual([1100, 'busy', 'busy']);
   });
 
   // A key that left by another way than eviction and came back is as new as its return: the slot it

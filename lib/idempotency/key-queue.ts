@@ -1,5 +1,6 @@
 /**
- * A map's keys in the order they were added, so the oldest is found at the head in O(1) amortized,
+ * A map's keys in the order they were added (a key the store passes over, taken from the head and
+ * pushed again, counts as added then), so the oldest is found at the head in O(1) amortized,
  * where walking a `Map` from its start would pass every deleted slot. It holds keys, not entries, so
  * a store's entry may be a bare number. A key that left the map by another way than the head keeps
  * its slot, counted stale: the stale slots of a key always come before its live one (a key comes
@@ -41,7 +42,10 @@ export class KeyQueue {
     return undefined;
   }
 
-  /** Starts again from the map's own keys, in its order (which is the order they were added). */
+  /**
+   * Starts again from the map's own keys, in its order (the order they were first added: a key passed
+   * over goes back to its first place, and is passed over again when reached).
+   */
   rebuild(keys: Iterable<string>): void {
     this.#slots = Array.from(keys);
     this.#head = 0;

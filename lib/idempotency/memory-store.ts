@@ -10,9 +10,10 @@ import { checkStoreOptions, wholePositive } from './store-options';
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * Most keys held at once; past it the oldest is evicted, with a warning, but never a key whose
-   * handlers are running (the map holds those over the bound until their leases end). Defaults to
-   * `100_000`.
+   * Keys held before the oldest is evicted, with a warning. An event's key whose lease is held (a run
+   * in flight) is not evicted: the map holds those over the bound until their runs end (so the memory
+   * bound is this plus the runs in flight). Entity leases (ordered handlers) have no such exception.
+   * Defaults to `100_000`.
    */
   maxEntries?: number;
   /**
@@ -82,6 +83,9 @@ function holds(entry: Entry, token: string, now: number): entry is Lease {
     (entry.handlers === undefined || (entry.leaseEnd as number) > now)
   );
 }
+
+/** Held keys `#makeRoom` passes over in one call at most. */
+const PASS_OVER = 8;
 
 /** Held by a run now: a lease with its token whose time has not run out. */
 function running(entry: Entry, now: number): boolean {
@@ -365,18 +369,21 @@ export class MemoryStore implements IdempotencyStore, EntityOrderingStore {
 
   /**
    * Takes the oldest keys out until the map is within its bound; an expired one goes unreported. A
-   * key whose handlers are running is passed over (back to the tail): evicted, a redelivery of its
-   * event would run them beside the first run. So the map holds more than its bound only by the runs
-   * in flight, each until its lease ends.
+   * key whose lease is held (a run in flight) is passed over, to the tail: evicted, another try of its
+   * event (a worker's retry, a second receiver on this store) would run the handlers beside that run.
+   * At most `PASS_OVER` a call, so a call stays O(1) when the runs in flight outnumber the bound; the
+   * map then holds more than its bound, by the runs in flight and the keys queued behind them, until
+   * later calls reach those.
    */
   #makeRoom(now: number): void {
-    let passes = this.#queue.length;
-    while (this.#entries.size > this.#maxEntries && passes-- > 0) {
+    let passedOver = 0;
+    while (this.#entries.size > this.#maxEntries) {
       const oldest = this.#queue.shift();
       if (oldest === undefined) break;
       const entry = this.#entries.get(oldest) as Entry;
       if (running(entry, now)) {
         this.#queue.push(oldest);
+        if (++passedOver === PASS_OVER) break;
         continue;
       }
       this.#entries.delete(oldest);
