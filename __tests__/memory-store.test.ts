@@ -160,6 +160,20 @@ describe('MemoryStore', () => {
     expect(logger.records.map((r) => r.meta.lastKey)).toEqual([fate === 'kept' ? 'b' : 'a']);
   });
 
+  it('never evicts an entity whose lease is held: its next event meanwhile is busy, not run beside', async () => {
+    const logger = captureLogger();
+    const store = make({ maxEntries: 2, logger });
+    const at = (eventId: string) => ({ time: '1'.repeat(22), eventId });
+    expect(await store.leaseEntity('held', 't1', HOUR, at('a'))).toBe('leased');
+    await store.advanceEntity('b', 't', at('a'), HOUR);
+    await store.advanceEntity('c', 't', at('a'), HOUR);
+    expect(await store.leaseEntity('held', 't2', HOUR, at('b'))).toBe('busy');
+    // The oldest not held went instead: b's mark is gone (its old event leases again), c's is kept.
+    expect(logger.records.map((r) => r.meta.lastKey)).toEqual(['b']);
+    expect(await store.leaseEntity('c', 't4', HOUR, at('a'))).toBe('stale');
+    expect(await store.leaseEntity('b', 't3', HOUR, at('a'))).toBe('leased');
+  });
+
   it('holds more than maxEntries only by the runs in flight, until they end', async () => {
     const logger = captureLogger();
     const store = make({ maxEntries: 1, logger });

@@ -4,6 +4,12 @@ import type { EvictionReport } from './eviction-report';
 import { positionAtOrAfter, storedPosition } from './store-keys';
 
 /**
+ * Held leases a store's eviction passes over in one call at most: a call stays O(1) when the runs in
+ * flight outnumber the bound, and the map is over its bound meanwhile by those runs.
+ */
+export const PASS_OVER = 8;
+
+/**
  * One entity: its lease (token and end) and its newest processed position, held and compared as the
  * shared stores hold and compare it (store-keys.ts), so a tie of two events ends alike on every store.
  */
@@ -105,9 +111,16 @@ export class MemoryEntities {
     this.#entries.set(entry.key, entry);
     this.#queue.push(entry);
     this.#queue.dropExpiredAtHead(now, 4);
+    let passedOver = 0;
     while (this.#entries.size > this.maxEntries) {
       const oldest = this.#queue.shift();
       if (oldest === undefined) break;
+      // Held by an ordered run: evicted, the entity's next event could run beside it.
+      if (oldest.token !== null && oldest.leaseUntil > now) {
+        this.#queue.push(oldest);
+        if (++passedOver === PASS_OVER) break;
+        continue;
+      }
       this.#remove(oldest);
       this.report.evicted(oldest.key, oldest.mark === null ? 'processing' : 'done');
     }

@@ -4,16 +4,15 @@ import { ANSWERS_NOW, type StoreCallsNow } from './answers-now';
 import { EvictionReport } from './eviction-report';
 import type { ClaimResult, HandlersClaim, IdempotencyStore, KeyState } from './idempotency-store';
 import { KeyQueue } from './key-queue';
-import { MemoryEntities } from './memory-entities';
+import { MemoryEntities, PASS_OVER } from './memory-entities';
 import { checkStoreOptions, wholePositive } from './store-options';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * Keys held before the oldest is evicted, with a warning. An event's key whose lease is held (a run
-   * in flight) is not evicted: the map holds those over the bound until their runs end (so the memory
-   * bound is this plus the runs in flight). Entity leases (ordered handlers) have no such exception.
-   * Defaults to `100_000`.
+   * Keys held before the oldest is evicted, with a warning (event keys and entity keys each). A key
+   * whose lease is held (a run in flight) is not evicted: the map holds those over the bound until
+   * their runs end (so the memory bound is this plus the runs in flight). Defaults to `100_000`.
    */
   maxEntries?: number;
   /**
@@ -83,9 +82,6 @@ function holds(entry: Entry, token: string, now: number): entry is Lease {
     (entry.handlers === undefined || (entry.leaseEnd as number) > now)
   );
 }
-
-/** Held keys `#makeRoom` passes over in one call at most. */
-const PASS_OVER = 8;
 
 /** Held by a run now: a lease with its token whose time has not run out. */
 function running(entry: Entry, now: number): boolean {
