@@ -2,6 +2,12 @@ import type { ResolvedLogger } from '../logger';
 import type { KeyState } from './idempotency-store';
 
 /**
+ * Held leases a store's eviction passes over in one call at most: a call stays O(1) when the runs in
+ * flight outnumber the bound, and the map is over its bound meanwhile by those runs.
+ */
+export const PASS_OVER = 8;
+
+/**
  * Reports a full MemoryStore's evictions without flooding the log: the first eviction warns at once,
  * later ones are counted and reported together at the next `tick()`, so at most one warning per
  * interval, never one per key (a million events past the cap would otherwise be a million lines).

@@ -1,13 +1,7 @@
 import type { EntityLeaseResult, EntityPosition } from './entity-ordering-store';
 import { EntryQueue, GONE } from './entry-queue';
-import type { EvictionReport } from './eviction-report';
+import { PASS_OVER, type EvictionReport } from './eviction-report';
 import { positionAtOrAfter, storedPosition } from './store-keys';
-
-/**
- * Held leases a store's eviction passes over in one call at most: a call stays O(1) when the runs in
- * flight outnumber the bound, and the map is over its bound meanwhile by those runs.
- */
-export const PASS_OVER = 8;
 
 /**
  * One entity: its lease (token and end) and its newest processed position, held and compared as the
@@ -19,6 +13,11 @@ interface EntityEntry {
   leaseUntil: number;
   mark: string | null;
   expires: number;
+}
+
+/** Leased by a run now: its token set and its lease not run out. */
+function held(entry: EntityEntry, now: number): boolean {
+  return entry.token !== null && entry.leaseUntil > now;
 }
 
 /**
@@ -48,7 +47,7 @@ export class MemoryEntities {
     const mark = storedPosition(position);
     const entry = this.#live(key, now);
     if (entry?.mark != null && positionAtOrAfter(entry.mark, mark)) return 'stale';
-    if (entry?.token != null && entry.leaseUntil > now) return 'busy';
+    if (entry !== undefined && held(entry, now)) return 'busy';
     const until = now + leaseMs;
     if (entry === undefined) {
       this.#add({ key, token, leaseUntil: until, mark: null, expires: until }, now);
@@ -116,7 +115,7 @@ export class MemoryEntities {
       const oldest = this.#queue.shift();
       if (oldest === undefined) break;
       // Held by an ordered run: evicted, the entity's next event could run beside it.
-      if (oldest.token !== null && oldest.leaseUntil > now) {
+      if (held(oldest, now)) {
         this.#queue.push(oldest);
         if (++passedOver === PASS_OVER) break;
         continue;

@@ -1,10 +1,10 @@
 import { resolveLogger, type Logger } from '../logger';
 import type { EntityLeaseResult, EntityOrderingStore, EntityPosition } from './entity-ordering-store';
 import { ANSWERS_NOW, type StoreCallsNow } from './answers-now';
-import { EvictionReport } from './eviction-report';
+import { EvictionReport, PASS_OVER } from './eviction-report';
 import type { ClaimResult, HandlersClaim, IdempotencyStore, KeyState } from './idempotency-store';
 import { KeyQueue } from './key-queue';
-import { MemoryEntities, PASS_OVER } from './memory-entities';
+import { MemoryEntities } from './memory-entities';
 import { checkStoreOptions, wholePositive } from './store-options';
 
 /** Options of {@link MemoryStore}. */
@@ -83,12 +83,13 @@ function holds(entry: Entry, token: string, now: number): entry is Lease {
   );
 }
 
-/** Held by a run now: a lease with its token whose time has not run out. */
+/**
+ * Held by a run now: a first lease not run out (its token is never null), or a lease with recorded
+ * handlers that is not {@link free}.
+ */
 function running(entry: Entry, now: number): boolean {
   return (
-    typeof entry !== 'number' &&
-    entry.token !== null &&
-    (entry.handlers === undefined ? entry.expires : (entry.leaseEnd as number)) > now
+    typeof entry !== 'number' && (entry.handlers === undefined ? entry.expires > now : !free(entry, now))
   );
 }
 
