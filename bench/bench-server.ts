@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import { createEventRouter, createNodeHandler, webhookReceiver, type ReceiverOptions } from '../lib';
 import { serviceWebhooks } from '../lib/fastify';
 import { TOKEN } from './bench-events';
+import { fastifyContractFloor } from './fastify-contract-floor';
 
 export const OCTOKIT_SECRET = 'bench-secret';
 export const KINDS = [
@@ -18,6 +19,7 @@ export const KINDS = [
   'ours: Express + RedisStore',
   'Fastify JSON route',
   'ours: Fastify plugin',
+  'Fastify contract floor',
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
@@ -101,6 +103,8 @@ async function listener(kind: Kind): Promise<http.RequestListener> {
       await app.ready();
       return (req, res) => app.routing(req, res);
     }
+    case 'Fastify contract floor':
+      return fastifyContractFloor();
     case 'ours: createNodeHandler': {
       const handler = createNodeHandler({ ...(await ourOptions(kind)), path: '/hook' });
       return (req, res) => void handler(req, res);

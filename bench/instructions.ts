@@ -119,6 +119,14 @@ export const INSTRUCTION_PAIRS = [
   ['ours: Fastify plugin', 'Fastify JSON route'],
 ] as const satisfies readonly (readonly [Kind, Kind])[];
 
+/**
+ * A door's contract floor, where one is written: its framework doing by hand only what the contract
+ * requires (bench/fastify-contract-floor.ts), counted beside the pair.
+ */
+export const CONTRACT_FLOORS: Partial<Record<Kind, Kind>> = {
+  'ours: Fastify plugin': 'Fastify contract floor',
+};
+
 /** The floor every pair is read against: a bare node:http server that only parses the JSON. */
 export const INSTRUCTION_FLOOR: Kind = 'node:http + JSON.parse';
 
@@ -130,7 +138,11 @@ export async function instructionCounts(only?: string): Promise<Map<Kind, Instru
   if (spawnSync('valgrind', ['--version']).status !== 0) return undefined;
   const kinds: Kind[] = [INSTRUCTION_FLOOR];
   for (const [ours, peer] of INSTRUCTION_PAIRS)
-    if (only === undefined || ours.includes(only)) kinds.push(ours, peer);
+    if (only === undefined || ours.includes(only)) {
+      kinds.push(ours, peer);
+      const contract = CONTRACT_FLOORS[ours];
+      if (contract !== undefined) kinds.push(contract);
+    }
   const counts = new Map<Kind, InstructionCount>();
   // One at a time: two servers under valgrind at once would only share the cores, not the count.
   for (const kind of kinds) counts.set(kind, await instructionsPerRequest(kind));

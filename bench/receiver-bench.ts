@@ -16,7 +16,7 @@ import { freePort } from '../__tests__/support/server-binary';
 import { KINDS, type Kind } from './bench-server';
 import { coldStart } from './cold-start';
 import { ackGoals, floorRows, type AckBench } from './inbox-ack-bench';
-import { INSTRUCTION_FLOOR, INSTRUCTION_PAIRS, instructionCounts } from './instructions';
+import { CONTRACT_FLOORS, INSTRUCTION_FLOOR, INSTRUCTION_PAIRS, instructionCounts } from './instructions';
 import { loadRound, pinLoadGenerator, type LoadResult } from './load-round';
 import { stageMicros } from './stages';
 
@@ -80,6 +80,11 @@ async function instructionsReport(): Promise<void> {
     console.log(
       `  ${ours.padEnd(30)} ${fmt(k(ours) / 1000).padStart(5)}k (${fmt((k(ours) - floor) / 1000)}k over the floor; ${parts(ours)}) vs ${peer} ${fmt(k(peer) / 1000)}k (${parts(peer)}): ${fmt(k(ours) / k(peer), 3)}×, ${fmt(own(ours) / own(peer), 3)}× without GC and compilation`,
     );
+    const contract = CONTRACT_FLOORS[ours];
+    if (contract !== undefined && counts.has(contract))
+      console.log(
+        `    ${contract.padEnd(28)} ${fmt(k(contract) / 1000).padStart(5)}k (${parts(contract)}): ${fmt(k(contract) / k(peer), 3)}× ${peer}, ${fmt(own(contract) / own(peer), 3)}× without GC and compilation; ours ${fmt(k(ours) / k(contract), 3)}× it`,
+      );
   }
 }
 
@@ -114,7 +119,13 @@ async function main(): Promise<void> {
         k === 'Fastify JSON route'),
   );
   const results = new Map<Kind, LoadResult[]>(kinds.map((k) => [k, []]));
-  const ratios = { express: [] as number[], node: [] as number[], fastify: [] as number[] };
+  const ratios = {
+    express: [] as number[],
+    node: [] as number[],
+    fastify: [] as number[],
+    floorOverRoute: [] as number[],
+    pluginOverFloor: [] as number[],
+  };
   try {
     for (let round = 0; round < rounds; round++) {
       // Alternate the order, so no receiver always runs first (or last) on a warming machine.
@@ -133,6 +144,8 @@ async function main(): Promise<void> {
       ratios.express.push(rate('ours: Express') / rate('express.json() route'));
       ratios.node.push(rate('ours: createNodeHandler') / rate('octokit createNodeMiddleware'));
       ratios.fastify.push(rate('ours: Fastify plugin') / rate('Fastify JSON route'));
+      ratios.floorOverRoute.push(rate('Fastify contract floor') / rate('Fastify JSON route'));
+      ratios.pluginOverFloor.push(rate('ours: Fastify plugin') / rate('Fastify contract floor'));
       console.error(`round ${round + 1}/${rounds} done`);
     }
   } finally {
@@ -176,6 +189,16 @@ async function main(): Promise<void> {
     met &&= med >= goal;
     console.log(
       `${name.padEnd(48)} ${fmt(min, 2).padStart(5)}  ${fmt(med, 2).padStart(6)}  ≥ ${goal}  ${med >= goal ? 'met' : 'NOT met'}`,
+    );
+  }
+  // What keeping the contract costs by hand on Fastify (bench/fastify-contract-floor.ts): figures, no goal.
+  for (const [name, list] of [
+    ['Fastify contract floor / Fastify JSON route', ratios.floorOverRoute],
+    ['Fastify plugin / Fastify contract floor', ratios.pluginOverFloor],
+  ] as const) {
+    if (!list.some((r) => !Number.isNaN(r))) continue;
+    console.log(
+      `${name.padEnd(48)} ${fmt(Math.min(...list), 2).padStart(5)}  ${fmt(median(list), 2).padStart(6)}  (no goal)`,
     );
   }
   console.log(
