@@ -160,6 +160,17 @@ describe("on(..., { ordering: 'newest-wins' })", () => {
     expect(createEventRouter().on('ag.hid_org.created', handler, {}).hasOrderedHandlers).toBe(false);
   });
 
+  it('matches a type again after a registration, the same type as the last event included', () => {
+    const later = () => undefined;
+    const created = () => undefined;
+    const router = createEventRouter().on('ag.access_pass.updated', handler);
+    expect(router.match('ag.access_pass.updated').handlers).toEqual([handler]);
+    router.onAny(later);
+    expect(router.match('ag.access_pass.updated').handlers).toEqual([handler, later]);
+    router.on('ag.access_pass.updated', created);
+    expect(router.match('ag.access_pass.updated').handlers).toEqual([handler, created, later]);
+  });
+
   it.each([
     ['a misspelt option', { orderng: 'newest-wins' }, /unknown option "orderng"; did you mean "ordering"\?/],
     [

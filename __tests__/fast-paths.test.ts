@@ -119,6 +119,21 @@ describe('the fast paths agree with the zod schemas', () => {
     for (let seen = 0; seen < 2; seen++) agrees(fastEnvelope(envelope), cloudEventEnvelopeSchema(), envelope);
   });
 
+  it('answers each dataschema by its own URL, from a run of events with one and from a change of URL', () => {
+    const good = {
+      specversion: '1.0',
+      id: 'e',
+      source: 's',
+      type: 't',
+      dataschema: 'https://x.example/s.json',
+    };
+    const bad = { ...good, dataschema: 'schemas/relative.json' };
+    expect(cloudEventEnvelopeSchema().safeParse(bad).success).toBe(false);
+    for (const envelope of [good, good, bad, bad, good, bad]) {
+      expect(fastEnvelope(envelope)).toBe(envelope === good ? good : undefined);
+    }
+  });
+
   it(`reads the same event.entity from the fast path's data as from the schema's (seed ${SEED})`, () => {
     const field = fc.constantFrom(
       'id',

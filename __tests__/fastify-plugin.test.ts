@@ -193,20 +193,21 @@ describe.each(VERSIONS)('serviceWebhooks, the Fastify plugin, on $name', (versio
     const { base, seen } = await start((a) => {
       a.addHook('onRequest', async (request) => void calls.push(`onRequest ${request.url}`));
       a.addHook('onSend', async (_request, reply, payload) => {
-        calls.push(`onSend ${reply.statusCode}`);
+        calls.push(`onSend ${reply.statusCode} ${String(reply.getHeader('content-type'))}`);
         return payload;
       });
       a.addHook('onResponse', async (_request, reply) => void calls.push(`onResponse ${reply.statusCode}`));
     });
-    expect((await post(`${base}/webhooks`, JSON.stringify(event('evt_fy_hooks')))).status).toBe(200);
+    const ack = await post(`${base}/webhooks`, JSON.stringify(event('evt_fy_hooks')));
+    expect([ack.status, ack.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
     expect((await post(`${base}/webhooks`, '{}', { authorization: 'Bearer wrong' })).status).toBe(401);
     await pollUntil('both responses logged', () => calls.length === 6, { timeoutMs: 2000 });
     expect(calls).toEqual([
       'onRequest /webhooks',
-      'onSend 200',
+      'onSend 200 application/json; charset=utf-8',
       'onResponse 200',
       'onRequest /webhooks',
-      'onSend 401',
+      'onSend 401 application/problem+json; charset=utf-8',
       'onResponse 401',
     ]);
     expect(seen).toEqual(['evt_fy_hooks']);

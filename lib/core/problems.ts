@@ -10,7 +10,8 @@ import type { Answer } from './webhook-request';
  * (a failure is never the hot path).
  */
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+/** The acknowledgement's one header, `Content-Type`; a door that sets it by name reads it here. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A problem as problem+json; the body holds only what was built for the client. */
 export function problemAnswer(problem: HttpProblem): Answer {
@@ -22,8 +23,11 @@ export function problemAnswer(problem: HttpProblem): Answer {
   return { status: problem.status, headers, body: JSON.stringify(problem.toJSON()) };
 }
 
-/** Shared by every acknowledgement: no door writes into an answer's headers (frozen, so none can). */
-const ACK_HEADERS: Record<string, string> = Object.freeze({ 'Content-Type': JSON_TYPE });
+/**
+ * Shared by every acknowledgement: no door writes into an answer's headers (frozen, so none can), and
+ * a door may know an acknowledgement's headers by identity.
+ */
+export const ACK_HEADERS: Record<string, string> = Object.freeze({ 'Content-Type': JSON_TYPE });
 
 /**
  * A string as JSON: quoted as it is when no character of it needs escaping (an id, a type: commonly

@@ -104,6 +104,13 @@ export class EventRouter {
   readonly #errorHandlers: ErrorHandler[] = [];
   /** Per-type handler lists, built on first use after each registration, never per request. */
   #cache = new Map<string, MatchedHandlers>();
+  /**
+   * The last type the cache answered, and its handlers: a sender's events run in streaks of one type,
+   * and each event's type is a new string (JSON.parse interns only short values), which the map must
+   * hash before its lookup; a comparison with the last one costs less.
+   */
+  #lastType: string | undefined;
+  #lastMatched: MatchedHandlers | undefined;
 
   /**
    * Handles one type, several, or a family pattern such as `'ag.access_pass.*'`. With
@@ -213,6 +220,7 @@ export class EventRouter {
   #keep(registration: Registration): void {
     this.#names.set(registration.name, registration.handler);
     this.#cache = new Map();
+    this.#lastType = undefined;
   }
 
   /** Told of every handler failure (the delivery is answered 500 and retried by the Service). */
@@ -224,6 +232,7 @@ export class EventRouter {
 
   /** The handlers an event of `type` runs. */
   match(type: string): MatchedHandlers {
+    if (type === this.#lastType) return this.#lastMatched as MatchedHandlers;
     let matched = this.#cache.get(type);
     if (matched === undefined) {
       const specific = this.#byType.get(type) ?? [];
@@ -239,7 +248,10 @@ export class EventRouter {
       matched = { handled, handlers: [...ordered, ...unordered], ordered, unordered, names };
       // Only catalogue types are cached, so unknown type names cannot grow the cache.
       if (isEventType(type)) this.#cache.set(type, matched);
+      else return matched;
     }
+    this.#lastType = type;
+    this.#lastMatched = matched;
     return matched;
   }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { ACK_HEADERS, JSON_TYPE } from '../../core/problems';
 import { createReceiverCore, type DrainResult, type Handled } from '../../core/receiver-core';
 import type { ReceiverOptions } from '../../core/receiver-options';
 import { openTelemetryTracing } from '../../observability/open-telemetry-tracing';
@@ -135,7 +136,10 @@ async function register(fastify: FastifyInstance, options: ServiceWebhooksOption
 
   function send(reply: FastifyReply, { answer: handled, record }: Handled): void {
     try {
-      void reply.code(handled.status).headers(handled.headers).send(handled.body);
+      // An acknowledgement's one header is set by name: reply.headers() walks its object (Object.keys,
+      // then a lower-casing header() per key), ~145 ns a reply in a loop where type() costs ~20.
+      if (handled.headers === ACK_HEADERS) void reply.code(handled.status).type(JSON_TYPE).send(handled.body);
+      else void reply.code(handled.status).headers(handled.headers).send(handled.body);
     } catch (error) {
       // A header an app's hook set that node refuses to write: no answer went out.
       failed(reply, error);

