@@ -9,7 +9,7 @@ describeWithRedis('fastStringPrototype, through bullmqInbox', () => {
   beforeAll(async () => {
     redis = await startRedisServer();
   }, 30_000);
-  afterAll(() => redis?.stop());
+  afterAll(() => redis?.close());
 
   it('puts String.prototype back in fast mode after ioredis made it a dictionary', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded here, as an app's own client would be
