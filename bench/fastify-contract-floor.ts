@@ -15,6 +15,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import Fastify, { type FastifyReply } from 'fastify';
+import { CHALLENGE_HEADER } from '../lib/core/auth/handshake';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { TOKEN } from './bench-events';
 
@@ -25,7 +26,6 @@ const TIMEOUT_MS = 10_000;
 const RETRY_AFTER = '30';
 /** Tokens are compared over this width whatever their length, so the time tells nothing of it. */
 const WIDTH = 256;
-const CHALLENGE_HEADER = 'x-service-webhook-challenge';
 const VALID_CHALLENGE = /^[\x21-\x7e]{1,512}$/;
 
 type Handler = (event: Record<string, unknown>) => unknown;
