@@ -15,6 +15,10 @@ function expectTheProof(figures: KillProofFigures): void {
     deadStateWrong: figures.deadStateWrong,
   }).toEqual({ lost: [], twice: [], deadWithoutReason: [], deadStateWrong: [] });
   expect(figures.handledOnce + figures.deadLetters).toBe(figures.events);
+  // Every excuse needs a kill, and a killed worker had at most its concurrency's 8 jobs in flight (the
+  // workers of inbox-kill/node.js), each with up to 3 handlers whose effect was written and whose
+  // success the store had not answered: more means the excuse covers what no kill explains.
+  expect(figures.rerunAfterKill.length).toBeLessThanOrEqual(8 * 3 * figures.kills.worker);
   // The faults happened: otherwise the proof proved nothing. How many kills it took is the machine's
   // schedule (a retry or a stalled job can reach a second process before the first is killed), not a
   // property of the inbox.

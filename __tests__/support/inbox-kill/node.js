@@ -91,17 +91,60 @@ async function receiver({ inbox, store }) {
 /** Each handler's effect is a line `<event id>/<handler>` in the ledger: what must happen once. */
 const HANDLERS = ['crm', 'email', 'audit'];
 
+/**
+ * The event id in a worker's store key: `handled:` (the worker's prefix, run-queued-event.ts
+ * handledKey) before `idempotencyKey(scope, source, id)` = `<len>:<scope><len>:<source><len>:<id>`
+ * (lib/idempotency/store-keys.ts). Read by the lengths, not matched on the id's end: `evt_1_24` must
+ * not read as `evt_1_124`'s. Undefined for any other shape (a hashed key: none of ours is that long).
+ */
+function eventIdOf(key) {
+  const prefix = 'handled:';
+  if (!key.startsWith(prefix)) return undefined;
+  let at = prefix.length;
+  const parts = [];
+  for (let i = 0; i < 3; i++) {
+    const colon = key.indexOf(':', at);
+    const digits = key.slice(at, colon);
+    if (colon < 0 || !/^(0|[1-9][0-9]*)$/.test(digits)) return undefined;
+    const end = colon + 1 + Number(digits);
+    if (end > key.length) return undefined;
+    parts.push(key.slice(colon + 1, end));
+    at = end;
+  }
+  return at === key.length ? parts[2] : undefined;
+}
+
 async function worker({ inbox, store }) {
   const runs = new Map();
   const ledger = path.join(dir, `effects-${process.pid}.log`);
+  // Which handler successes this process saw the store record: an effect in a SIGKILLed worker's
+  // ledger that is not here may rightly run again (the kill fell between the effect and the store's
+  // answer), one that is here must not. A key that does not parse is written as it is, and the runner
+  // refuses any line that names no event's handler: a record lost to a parse slip would excuse.
+  const recorded = path.join(dir, `recorded-${process.pid}.log`);
+  const record = (key, handlers) => {
+    const id = eventIdOf(key);
+    const lines = id === undefined ? [`unparsed ${key}`] : handlers.map((h) => `${id}/${h}`);
+    appendFileSync(recorded, `${lines.join('\n')}\n`);
+    return id;
+  };
   // The worker is killed on kill-worker once crm's success reached the store, while email runs:
   // the next try must not run crm again.
   let crmRecorded;
   const crmInStore = new Promise((resolve) => (crmRecorded = resolve));
+  // Behind the inbox every handler's success of an event of several is recorded by markHandlerDone
+  // as it succeeds, the last one too (run-queued-event.ts, queuedHandlers' wrap), and then the event
+  // by markDone: after that no try runs any of its handlers, so markDone records all three.
   const markHandlerDone = store.markHandlerDone.bind(store);
   store.markHandlerDone = async (key, token, handler, retentionMs) => {
     const applied = await markHandlerDone(key, token, handler, retentionMs);
-    if (applied && handler === 'crm' && key.endsWith('kill-worker')) crmRecorded();
+    if (applied === true && record(key, [handler]) === 'kill-worker' && handler === 'crm') crmRecorded();
+    return applied;
+  };
+  const markDone = store.markDone.bind(store);
+  store.markDone = async (key, token, retentionMs) => {
+    const applied = await markDone(key, token, retentionMs);
+    if (applied === true) record(key, HANDLERS);
     return applied;
   };
   const handle = (name) => async (event) => {

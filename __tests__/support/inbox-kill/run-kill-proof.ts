@@ -39,12 +39,14 @@ class Proc {
       await sleep(20);
     }
   }
-  async kill(): Promise<void> {
+  /** SIGKILLs the process if it runs; the pid it killed, else undefined. */
+  async kill(): Promise<number | undefined> {
     const child = this.child;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child === undefined || child.exitCode !== null) return undefined;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
+    return child.pid;
   }
 }
 
@@ -67,8 +69,19 @@ export interface KillProofFigures {
   deadLetters: number;
   /** Events neither handled (all three handlers) nor dead: must be none. */
   lost: string[];
-  /** Handlers (`<event>/<handler>`) whose effect happened more than once: must be none. */
+  /**
+   * Handlers (`<event>/<handler>`) whose effect happened more than once, not counting the runs
+   * excused in `rerunAfterKill`: must be none.
+   */
   twice: string[];
+  /**
+   * Handlers whose effect happened in a worker the killer SIGKILLed, which never saw the store record
+   * that success (an effect line in its `effects-<pid>.log`, none in its `recorded-<pid>.log`): the kill
+   * fell between the effect and the store's answer, so a retry rightly runs the handler again (each
+   * such run is not counted as twice; nearly always the handler did run again). Every excuse needs a
+   * kill: at most concurrency (8) jobs of 3 handlers each per killed worker.
+   */
+  rerunAfterKill: string[];
   /**
    * Dead letters whose handler states disagree with the effects (a handler said ok without its
    * effect once, or failed with one): must be none.
@@ -128,6 +141,7 @@ export async function runKillProof(options: {
     deadLetters: 0,
     lost: [],
     twice: [],
+    rerunAfterKill: [],
     deadStateWrong: [],
     deadWithoutReason: [],
     seconds: 0,
@@ -137,6 +151,8 @@ export async function runKillProof(options: {
     await Promise.all(procs.map((p) => p.start()));
     // The killer: a process that says HANG is killed and restarted, once per marker.
     let watching = true;
+    /** The pids the killer SIGKILLed while they ran: only their unrecorded effects are excused. */
+    const killedPids = new Set<number>();
     const killer = (async () => {
       while (watching) {
         for (const p of procs) {
@@ -144,7 +160,8 @@ export async function runKillProof(options: {
           if (id === undefined) continue;
           const who = p.name.startsWith('r') ? 'r' : 'w';
           writeFileSync(path.join(dir, `killed-${who}-${id}`), '');
-          await p.kill();
+          const pid = await p.kill();
+          if (pid !== undefined) killedPids.add(pid);
           figures.kills[who === 'r' ? 'receiver' : 'worker']++;
           if (!figures.killedAt.includes(id)) figures.killedAt.push(id);
           await p.start();
@@ -212,11 +229,21 @@ export async function runKillProof(options: {
     // empty: bounded.
     const handled = (counts: Map<string, number>) =>
       ids.filter((id) => HANDLERS.every((h) => counts.has(`${id}/${h}`)));
+    /** The lines of each `<prefix><pid>.log`, counted by line, by pid. */
+    const ledgers = (prefix: 'effects-' | 'recorded-') => {
+      const byPid = new Map<number, Map<string, number>>();
+      for (const file of readdirSync(dir).filter((f) => f.startsWith(prefix))) {
+        const lines = new Map<string, number>();
+        for (const line of readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean))
+          lines.set(line, (lines.get(line) ?? 0) + 1);
+        byPid.set(Number(file.slice(prefix.length, -'.log'.length)), lines);
+      }
+      return byPid;
+    };
     const effects = () => {
       const counts = new Map<string, number>();
-      for (const file of readdirSync(dir).filter((f) => f.startsWith('effects-')))
-        for (const id of readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean))
-          counts.set(id, (counts.get(id) ?? 0) + 1);
+      for (const lines of ledgers('effects-').values())
+        for (const [line, n] of lines) counts.set(line, (counts.get(line) ?? 0) + n);
       return counts;
     };
     let dead: DeadLetter[] = [];
@@ -231,17 +258,46 @@ export async function runKillProof(options: {
     watching = false;
     await killer;
     const counts = effects();
+    const recorded = ledgers('recorded-');
+    const known = new Set(ids.flatMap((id) => HANDLERS.map((h) => `${id}/${h}`)));
+    // A record that names no handler of ours (a key the worker could not read) would excuse effects
+    // it should not: the run proves nothing then.
+    for (const lines of recorded.values())
+      for (const line of lines.keys())
+        if (!known.has(line)) throw new Error(`a worker recorded a success of no known handler: ${line}`);
+    /** By handler: its effect lines in killed workers' ledgers beyond what those workers recorded. */
+    const excused = new Map<string, number>();
+    for (const [pid, lines] of ledgers('effects-')) {
+      if (!killedPids.has(pid)) continue;
+      for (const [line, n] of lines) {
+        const unrecorded = n - (recorded.get(pid)?.get(line) ?? 0);
+        if (unrecorded > 0) excused.set(line, (excused.get(line) ?? 0) + unrecorded);
+      }
+    }
+    /** The runs of a handler not excused by a kill. */
+    const counted = (key: string) => (counts.get(key) ?? 0) - (excused.get(key) ?? 0);
+    /** Its effect happened, and at most once but for runs a kill excuses. */
+    const once = (key: string) => counts.has(key) && counted(key) <= 1;
     const deadIds = new Set(dead.map((d) => d.delivery.id));
     const done = new Set(handled(counts));
-    figures.handledOnce = ids.filter((id) => HANDLERS.every((h) => counts.get(`${id}/${h}`) === 1)).length;
-    figures.twice = [...counts].filter(([, n]) => n > 1).map(([key]) => key);
+    // A dead event is counted among the dead letters only, though its effects may all have happened
+    // (one in a killed worker, unrecorded, its retries failing).
+    figures.handledOnce = ids.filter(
+      (id) => !deadIds.has(id) && HANDLERS.every((h) => once(`${id}/${h}`)),
+    ).length;
+    figures.twice = [...counts.keys()].filter((key) => counted(key) > 1);
+    figures.rerunAfterKill = [...excused.keys()];
     figures.deadLetters = dead.length;
     figures.lost = ids.filter((id) => !done.has(id) && !deadIds.has(id));
+    // A handler's state is wrong when it says ok with no effect (or one twice), or failed with an
+    // effect a kill does not excuse. Failed with its one effect in a killed worker, unrecorded, is
+    // right: no store or queue heard of that success, and its retries failed.
     figures.deadStateWrong = dead
       .filter((d) =>
-        HANDLERS.some(
-          (h) => (d.handlers?.[h]?.ok === true ? 1 : 0) !== (counts.get(`${d.delivery.id}/${h}`) ?? 0),
-        ),
+        HANDLERS.some((h) => {
+          const key = `${d.delivery.id}/${h}`;
+          return d.handlers?.[h]?.ok === true ? !once(key) : counted(key) > 0;
+        }),
       )
       .map((d) => d.delivery.id);
     figures.deadWithoutReason = dead.filter((d) => !d.lastError || d.attempts < 1).map((d) => d.delivery.id);
