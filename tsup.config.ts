@@ -66,6 +66,14 @@ const ENTRIES: Record<string, string> = {
   'mtls/index': 'lib/mtls/index.ts',
   'cli/read-only-bullmq-inbox': 'lib/cli/read-only-bullmq-inbox.ts',
   'pg-boss/read-only-pg-boss-inbox': 'lib/pg-boss/read-only-pg-boss-inbox.ts',
+  // What `trigger`, `listen` and `webhooks create` require when they run. They use event modules of
+  // the receiver's chunks (normalize-event, event-rules, closest-event-name): reached from the CLI's
+  // start, or from a standalone entry, a part of those chunks would be split off, one more file at the
+  // main entry's cold start (__tests__/cold-start.test.ts). So they are loaded only when they run, and
+  // load the main entry's code with them (sharesMain: not STANDALONE), about 15 ms of CPU.
+  'cli/commands/trigger-action': 'lib/cli/commands/trigger-action.ts',
+  'cli/commands/listen-action': 'lib/cli/commands/listen-action.ts',
+  'cli/event-selection': 'lib/cli/event-selection.ts',
 };
 
 /**

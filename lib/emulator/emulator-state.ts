@@ -25,14 +25,6 @@ export interface WebhookDeliveries {
   attempts: number;
 }
 
-/** One line for a webhook's deliveries of an event: `acknowledged`, or `acknowledged ×2`, `failed ×1, …`. */
-export function deliveriesText(group: WebhookDeliveries): string {
-  const states = Object.entries(group.states)
-    .map(([state, n]) => (group.deliveries === 1 ? state : `${state} ×${n}`))
-    .join(', ');
-  return `${states} (${group.deliveries === 1 ? '' : `${group.deliveries} deliveries, `}${group.attempts} attempt${group.attempts === 1 ? '' : 's'})`;
-}
-
 function byWebhook(deliveries: readonly Omit<EmulatedDelivery, 'envelope'>[]): WebhookDeliveries[] {
   const groups = new Map<string, WebhookDeliveries>();
   for (const d of deliveries) {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { createEmulator, type Emulator } from '../../emulator';
+import type { Emulator } from '../../emulator';
 import type { CliContext } from '../cli-context';
 import { CliFailure } from '../cli-errors';
 import { writeState } from '../config-store';
@@ -16,6 +16,10 @@ export interface EmulatorFlags {
 export async function startEmulator(ctx: CliContext, flags: EmulatorFlags): Promise<Emulator> {
   const port = Number(flags.port);
   const fast = flags.fastRetries === true;
+  // The emulator's bundle (and zod, which its console API validates with) is loaded only by the
+  // commands that start one: every other command, `--help` included, starts without it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only to start an emulator
+  const { createEmulator } = require('../../emulator/index') as typeof import('../../emulator/index');
   try {
     const emulator = await createEmulator({
       port,

@@ -1,13 +1,25 @@
 import { Command } from 'commander';
 import type { CliContext } from '../cli-context';
 import { UsageError } from '../cli-errors';
-import { deliveriesText } from '../../emulator/emulator-state';
+import type { WebhookDeliveries } from '../../emulator/emulator-state';
 import { escapeControl } from '../../logger';
 import { emulatorTarget } from '../emulator-target';
 
 interface Flags {
   emulator?: string;
   json?: boolean;
+}
+
+/**
+ * One line for a webhook's deliveries of an event: `acknowledged`, or `acknowledged ×2`, `failed ×1, …`.
+ * Here, not in emulator/: a value imported from the emulator's modules loads its bundle, and zod with
+ * it, at every start of the CLI.
+ */
+function deliveriesText(group: WebhookDeliveries): string {
+  const states = Object.entries(group.states)
+    .map(([state, n]) => (group.deliveries === 1 ? state : `${state} ×${n}`))
+    .join(', ');
+  return `${states} (${group.deliveries === 1 ? '' : `${group.deliveries} deliveries, `}${group.attempts} attempt${group.attempts === 1 ? '' : 's'})`;
 }
 
 export function resendCommand(ctx: CliContext): Command {
