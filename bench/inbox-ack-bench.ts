@@ -21,6 +21,7 @@ import { contractFloor } from './ack-contract-floor';
 import { eventBody, TOKEN } from './bench-events';
 import { serveMeasured } from './bench-server';
 import { pin, pinLoadGenerator, WARM_UP_REQUESTS } from './load-round';
+import { median } from './median';
 
 export const ACK_KINDS = [
   'bare: node:http + JSON.parse + queue.add',
@@ -47,7 +48,6 @@ type AckKind = (typeof ACK_KINDS)[number] | (typeof SPLIT_KINDS)[number] | typeo
 
 const CONNECTIONS = 32;
 const SERVER_CPU = 1;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 /** The request listener of `kind`, on the engine at `url`, and how to close it. */
 async function listener(

@@ -19,13 +19,13 @@ import { ackGoals, floorRows, type AckBench } from './inbox-ack-bench';
 import { CONTRACT_FLOORS, INSTRUCTION_FLOOR, INSTRUCTION_PAIRS, instructionCounts } from './instructions';
 import { loadRound, pinLoadGenerator, type LoadResult } from './load-round';
 import { stageMicros } from './stages';
+import { median } from './median';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
   const at = args.indexOf(name);
   return at === -1 ? fallback : Number(args[at + 1]);
 };
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
 
 /** A throwaway redis-server for the RedisStore row, or undefined when none is installed. */

@@ -21,6 +21,7 @@ import { MemoryStore } from '../lib/idempotency/memory-store';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { PostgresStore } from '../lib/postgres';
 import { RedisStore } from '../lib/redis';
+import { median } from './median';
 
 const HOUR = 3_600_000;
 const LEASE = 60_000;
@@ -125,8 +126,6 @@ class BareMapFloor implements IdempotencyStore {
  * to whichever pair it put first.
  */
 const MEMORY_ROUNDS = 3;
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 async function memoryStore(): Promise<void> {
   if (!gc) throw new Error('run with node --expose-gc, to measure bytes per entry');
