@@ -7,7 +7,7 @@
  * PostgresStore over pg against real servers started here on loopback (µs per delivery one at a time
  * and with 50 in flight, and round trips per delivery).
  *
- *   npx tsc -p bench/tsconfig.json && node --expose-gc .bench-build/bench/store-bench.js [--json] [--only MemoryStore]
+ *   npx tsc -p bench/tsconfig.json && node --expose-gc .bench-build/bench/store-bench.js [--json] [--only MemoryStore[,RedisStore,…]]
  *
  * A server that is not installed is reported as skipped; nothing here is a pass/fail test.
  */
@@ -218,14 +218,16 @@ async function postgresStore(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  // --only MemoryStore (or RedisStore, PostgresStore): one store's rows.
-  const only = process.argv[process.argv.indexOf('--only') + 1];
+  // --only MemoryStore (or RedisStore, PostgresStore, or a comma-separated list): those stores' rows.
+  const only = process.argv.includes('--only')
+    ? (process.argv[process.argv.indexOf('--only') + 1] ?? '').split(',')
+    : undefined;
   for (const [name, run] of [
     ['MemoryStore', memoryStore],
     ['RedisStore', redisStore],
     ['PostgresStore', postgresStore],
   ] as const) {
-    if (process.argv.includes('--only') && name !== only) continue;
+    if (only !== undefined && !only.includes(name)) continue;
     await run().catch((error: unknown) =>
       rows.push({ store: name, skipped: (error as Error).message.split('\n')[0] }),
     );
