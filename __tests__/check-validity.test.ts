@@ -335,33 +335,39 @@ describeWithOpenssl('chains judged as `openssl verify -purpose sslclient` judges
         path.join(dir, `${name}.ext`),
         `[req]\ndistinguished_name=dn\n[dn]\n[x]\n${extensions}\n`,
       );
-      run(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', `${name}.key`]);
-      const subj = ['-subj', subject ?? `/CN=${name}`, '-key', `${name}.key`, '-config', `${name}.ext`];
-      if (issuer === undefined) {
-        run(['req', '-new', '-x509', ...subj, '-days', '30', '-out', `${name}.pem`, '-extensions', 'x']);
-      } else {
-        run(['req', '-new', ...subj, '-out', `${name}.csr`]);
-        run([
-          'x509',
-          '-req',
-          '-in',
-          `${name}.csr`,
-          '-CA',
-          `${issuer}.pem`,
-          '-CAkey',
-          `${issuer}.key`,
-          '-set_serial',
-          String(Math.floor(Math.random() * 1e9)),
-          '-days',
-          '30',
-          '-out',
-          `${name}.pem`,
-          '-extfile',
-          `${name}.ext`,
-          '-extensions',
-          'x',
-        ]);
-      }
+      // One openssl run a certificate: its key (P-256), and the certificate signed by its issuer's
+      // key (or its own), as `req -x509 -CA` makes it since OpenSSL 3.0.
+      run([
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        `${name}.key`,
+        '-subj',
+        subject ?? `/CN=${name}`,
+        '-config',
+        `${name}.ext`,
+        '-extensions',
+        'x',
+        '-days',
+        '30',
+        '-out',
+        `${name}.pem`,
+        ...(issuer === undefined
+          ? []
+          : [
+              '-CA',
+              `${issuer}.pem`,
+              '-CAkey',
+              `${issuer}.key`,
+              '-set_serial',
+              String(Math.floor(Math.random() * 1e9)),
+            ]),
+      ]);
     }
     // One HTTPS server for the socket rows: a receiver per trusted CA, at /<ca>. It asks for a client
     // certificate and refuses none at the handshake (rejectUnauthorized: false), so mtls.ca decides.
