@@ -19,6 +19,7 @@ import { InboxFull } from '../../inbox/inbox-full';
 import { deadlineQueue, TIMED_OUT } from './deadline-queue';
 import type { HandlerRun } from '../delivery-record';
 import { runAnswer } from './run-answer';
+import { runningEvents } from './running-events';
 
 export type { DispatchResult };
 
@@ -71,7 +72,7 @@ export function createDispatcher(
   const store = options.store === false ? undefined : boundedStore(options, log, warn, onBookkeeping);
   const results = dispatchResults(options.retryAfter);
   const guard = orderingGuard(options, log, warn, onBookkeeping);
-  const running = new Map<string, { eventId: string; done: Promise<unknown> }>();
+  const running = runningEvents();
   const deadlines = deadlineQueue(timeoutMs);
   /** The enqueues' bound: one timer for all those in flight. */
   const enqueueDeadlines = deadlineQueue(options.storeTimeoutMs);
