@@ -1,30 +1,37 @@
 // The contract's floor on BullMQ, for the ack bench's floor rows (issue 36): a hand-written node:http
 // server that does only what a receiver with an inbox must do before it acknowledges, held to the
-// same contract as the Fastify floor (bench/fastify-contract-floor.ts), and nothing a library adds:
-// - the token compared in constant time over a fixed width, before the body is read;
-// - the two media types, the body bounded (1 MB), the JSON parsed with a proto guard
-//   (`secure-json-parse`'s walk, only for a text that could spell such a key);
+// same contract as the Fastify floor (bench/fastify-contract-floor.ts), the cheapest way we know of
+// each step (the receiver's own leaf helpers where they are that), and nothing a library adds:
+// - the verification handshake echoed (spec 5.3);
+// - the token (`Bearer`, any case) compared in constant time over a fixed width, before the body;
+// - the two media types in UTF-8, no content coding (415); the body bounded (1 MB, 413), taken in one
+//   read when node has buffered it (as the receiver's node door does), strict UTF-8 (400);
+// - the JSON parsed with a proto guard (`secure-json-parse`'s walk, only for a text that could spell
+//   such a key; such keys dropped, as the receiver does);
 // - the CloudEvents required attributes, `data` an object, and spec section 6's rules for access-pass
-//   events (the bench's events), as the receiver's default strict validation does;
-// - each event queued once, by the inbox's promise (docs/inbox.md, "What the Service sees"): an
-//   unambiguous, bounded key (the receiver's own `idempotencyKey`), claimed before the enqueue, a key
-//   being queued answered 409 + Retry-After, a queued one `200 duplicate` without touching the queue,
-//   the done keys bounded first-in (100 000, the MemoryStore's default);
-// - the redelivery-safe job id of the key (`jobIdFor`: CloudEvents ids are unique only within a
-//   source; BullMQ ids may not hold `:`, pg-boss's must be UUIDs), a queued delivery that keeps the
-//   envelope's text and no credential, the inbox's job options;
-// - the enqueue's wait bounded (5 s, the receiver's `idempotency.timeoutMs`): 503 + Retry-After, and
-//   the claim released, when the queue does not confirm in time;
+//   events (the bench's events);
+// - each event queued once, by the inbox's promise (docs/inbox.md, "What the Service sees"): the
+//   receiver's `idempotencyKey`, claimed before the enqueue, a key being queued answered 409 +
+//   Retry-After, a queued one `200 duplicate` without touching the queue, the done keys bounded
+//   first-in (100 000, the MemoryStore's default);
+// - the job the inbox's workers run (`queuedDelivery`, `jobIdFor`, `attempts` and `backoff`: without
+//   them a failed handler's event is not retried, and is lost);
+// - the enqueue's wait bounded (5 s, the receiver's `idempotency.timeoutMs`, one timer for all):
+//   503 + Retry-After, and the claim released, when the queue does not confirm in time;
 // - every error as problem+json, an answer with its length.
-// What it leaves out (product, not contract): the typed event, leases and retention, tracing, metrics,
-// the handshake (no per-request cost). Where the bare `queue.add` server is what the engine costs, this
-// is what the contract costs: the bare row can only be met beyond it by doing less than the contract.
+// What it leaves out, so it is cheaper than the contract, never dearer: the per-type data schemas
+// beyond section 6's rules (the receiver checks each field), the envelope's attribute formats (`time`
+// as RFC 3339, extension names), the typed event, leases and retention, tracing, metrics. Where the
+// bare `queue.add` server is what the engine costs, this is what the contract costs.
+import { isUtf8 } from 'node:buffer';
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import secureJson from 'secure-json-parse';
+import { CHALLENGE_HEADER } from '../lib/core/auth/handshake';
+import { deadlineQueue, TIMED_OUT } from '../lib/core/dispatch/deadline-queue';
 import { fastStringPrototype } from '../lib/fast-string-prototype';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
-import { jobIdFor } from '../lib/inbox/queued-delivery';
+import { jobIdFor, queuedDelivery } from '../lib/inbox/queued-delivery';
 import { TOKEN } from './bench-events';
 
 /** The receiver's defaults: `limit` '1mb', MemoryStore `maxEntries` 100 000, `idempotency.timeoutMs` 5 s. */
@@ -34,36 +41,36 @@ const TIMEOUT_MS = 5_000;
 const RETRY_AFTER = '30';
 /** Tokens are compared over this width whatever their length, so the time tells nothing of it. */
 const WIDTH = 256;
-/** The kept request headers, as the inbox keeps them (never credentials). */
-const KEPT = ['user-agent', 'content-type', 'traceparent', 'tracestate', 'x-service-webhook-attempt'];
+const VALID_CHALLENGE = /^[\x21-\x7e]{1,512}$/;
 /**
  * The job options the BullMQ inbox gives every job on its own queue (lib/bullmq/bullmq-inbox.ts): the
  * retention is its workers'.
  */
 const JOB_OPTIONS = { attempts: 13, backoff: { type: 'service-webhooks' } };
-const SAFE_JSON = { protoAction: 'error', constructorAction: 'error' } as const;
+const SAFE_JSON = { protoAction: 'remove', constructorAction: 'remove' } as const;
 const MAYBE_PROTO = /__proto__|constructor/;
+/** The media types taken, with their parameters: UTF-8 or none. */
+const MEDIA_TYPE = /^application\/(?:cloudevents\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
-function problem(
-  res: http.ServerResponse,
-  status: number,
-  title: string,
-  headers: Record<string, string> = {},
-): void {
+function problem(res: http.ServerResponse, status: number, title: string, headers: string[] = []): void {
   const body = JSON.stringify({ type: 'about:blank', title, status });
-  res.writeHead(status, {
+  res.writeHead(status, [
     ...headers,
-    'Content-Type': 'application/problem+json',
-    'Content-Length': Buffer.byteLength(body),
-  });
+    'Content-Type',
+    'application/problem+json',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+  ]);
   res.end(body);
 }
 
 function answer(res: http.ServerResponse, body: string): void {
-  res.writeHead(200, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-  });
+  res.writeHead(200, [
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+  ]);
   res.end(body);
 }
 
@@ -74,11 +81,6 @@ function accessPassBroken(type: string, data: Record<string, unknown>): boolean 
   if (type === 'ag.access_pass.issued' || details != null) return true;
   return type.startsWith('ag.access_pass.devices.') && devices.length !== 1;
 }
-
-const mediaTypeOk = (value: string | undefined) => {
-  const type = value?.split(';', 1)[0]?.trim().toLowerCase();
-  return type === 'application/cloudevents+json' || type === 'application/json';
-};
 
 /** The floor's request listener on the BullMQ queue `floor` at `url`, and how to close it. */
 export async function contractFloor(
@@ -94,13 +96,16 @@ export async function contractFloor(
   const given = Buffer.alloc(WIDTH);
   const running = new Set<string>();
   const done = new Map<string, true>();
+  const deadlines = deadlineQueue(TIMEOUT_MS);
   const finish = (key: string) => {
     running.delete(key);
     done.set(key, true);
     while (done.size > MAX_DONE) done.delete(done.keys().next().value as string);
   };
 
-  const received = (req: http.IncomingMessage, res: http.ServerResponse, text: string) => {
+  const received = (req: http.IncomingMessage, res: http.ServerResponse, bytes: Buffer) => {
+    if (!isUtf8(bytes)) return problem(res, 400, 'Bad Request');
+    const text = bytes.toString('utf8');
     let event: Record<string, unknown> | null;
     try {
       event = JSON.parse(text) as Record<string, unknown> | null;
@@ -110,8 +115,14 @@ export async function contractFloor(
     } catch {
       return problem(res, 400, 'Bad Request');
     }
+    const challenge = req.headers[CHALLENGE_HEADER];
+    if (challenge !== undefined) {
+      const value = (event as { challenge?: unknown } | null)?.challenge ?? challenge;
+      if (typeof value !== 'string' || !VALID_CHALLENGE.test(value)) return problem(res, 400, 'Bad Request');
+      return answer(res, JSON.stringify({ challenge: value }));
+    }
     if (typeof event !== 'object' || event === null) return problem(res, 400, 'Bad Request');
-    const { id, source, type, time, data } = event;
+    const { id, source, type, data } = event;
     if (
       event.specversion !== '1.0' ||
       typeof id !== 'string' ||
@@ -127,73 +138,85 @@ export async function contractFloor(
     )
       return problem(res, 400, 'Bad Request');
     const key = idempotencyKey('', source, id);
-    if (running.has(key)) return problem(res, 409, 'Conflict', { 'Retry-After': RETRY_AFTER });
+    if (running.has(key)) return problem(res, 409, 'Conflict', ['Retry-After', RETRY_AFTER]);
     if (done.has(key)) return answer(res, JSON.stringify({ id, type, status: 'duplicate' }));
     running.add(key);
-    const headers: Record<string, string> = {};
-    for (const name of KEPT) {
+    const time = typeof event.time === 'string' ? event.time : null;
+    const header = (name: string) => {
       const value = req.headers[name];
-      if (typeof value === 'string') headers[name] = value;
-    }
-    const delivery = {
-      key,
-      id,
-      type,
-      source,
-      time: typeof time === 'string' ? time : null,
-      envelope: text,
-      headers,
-      traceparent: headers.traceparent ?? null,
-      receivedAt: new Date().toISOString(),
+      return typeof value === 'string' ? value : undefined;
     };
-    let settled = false;
-    // A timer a request, as a hand-written server bounds a wait (the receiver keeps one for all).
-    const timer = setTimeout(() => {
-      settled = true;
-      running.delete(key);
-      problem(res, 503, 'Service Unavailable', { 'Retry-After': RETRY_AFTER });
-    }, TIMEOUT_MS);
-    queue.add(type, delivery, { ...JOB_OPTIONS, jobId: jobIdFor(key) }).then(
-      () => {
-        if (settled) return;
-        clearTimeout(timer);
-        finish(key);
-        answer(res, JSON.stringify({ id, type, status: 'queued' }));
-      },
-      () => {
-        if (settled) return;
-        clearTimeout(timer);
-        running.delete(key);
-        problem(res, 503, 'Service Unavailable', { 'Retry-After': RETRY_AFTER });
-      },
-    );
+    const delivery = queuedDelivery(key, { id, type, source, time, raw: event }, header, null, text);
+    deadlines
+      .wait(queue.add(type, delivery, { ...JOB_OPTIONS, jobId: jobIdFor(key) }), performance.now())
+      .then(
+        (settled) => {
+          if (settled === TIMED_OUT) {
+            running.delete(key);
+            return problem(res, 503, 'Service Unavailable', ['Retry-After', RETRY_AFTER]);
+          }
+          finish(key);
+          answer(res, JSON.stringify({ id, type, status: 'queued' }));
+        },
+        () => {
+          running.delete(key);
+          problem(res, 503, 'Service Unavailable', ['Retry-After', RETRY_AFTER]);
+        },
+      );
+  };
+
+  /** The body by events, bounded: a body node has not buffered whole by the first microtask. */
+  const readByEvents = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > LIMIT) {
+        problem(res, 413, 'Content Too Large');
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size <= LIMIT) received(req, res, Buffer.concat(chunks));
+    });
   };
 
   return {
     listen: (req, res) => {
-      if (req.method !== 'POST') return problem(res, 405, 'Method Not Allowed', { Allow: 'POST' });
+      if (req.method !== 'POST') return problem(res, 405, 'Method Not Allowed', ['Allow', 'POST']);
       const authorization = req.headers.authorization;
-      given.fill(0);
+      given.fill(0, 0, expectedLength + 1);
       const length = typeof authorization === 'string' ? given.write(authorization, 'latin1') : -1;
+      // The scheme in any case (RFC 9110): folded to "Bearer" (`& ~0x20` and `| 0x20` make these
+      // letters of no other byte).
+      if (length >= 6) {
+        given[0] = (given[0] as number) & ~0x20;
+        for (let i = 1; i < 6; i++) given[i] = (given[i] as number) | 0x20;
+      }
       // Both compared before either decides, over the whole width.
       const same = timingSafeEqual(given, expected);
       if (!same || length !== expectedLength)
-        return problem(res, 401, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
-      if (!mediaTypeOk(req.headers['content-type'])) return problem(res, 415, 'Unsupported Media Type');
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > LIMIT) {
-          problem(res, 413, 'Content Too Large');
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on('end', () => {
-        if (size > LIMIT) return;
-        received(req, res, Buffer.concat(chunks).toString('utf8'));
+        return problem(res, 401, 'Unauthorized', ['WWW-Authenticate', 'Bearer']);
+      const contentType = req.headers['content-type'];
+      if (
+        contentType === undefined ||
+        !MEDIA_TYPE.test(contentType) ||
+        req.headers['content-encoding'] !== undefined
+      )
+        return problem(res, 415, 'Unsupported Media Type');
+      const declared = Number(req.headers['content-length']);
+      if (declared > LIMIT) return problem(res, 413, 'Content Too Large');
+      // The whole body in one read when node's parser buffered it with the head (most deliveries).
+      queueMicrotask(() => {
+        if (
+          Number.isSafeInteger(declared) &&
+          req.readableLength === declared &&
+          req.headers['transfer-encoding'] === undefined
+        )
+          received(req, res, declared === 0 ? Buffer.alloc(0) : (req.read() as Buffer));
+        else readByEvents(req, res);
       });
     },
     close: () => queue.close(),
