@@ -33,15 +33,10 @@ import { fastStringPrototype } from '../lib/fast-string-prototype';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { jobIdFor, queuedDelivery } from '../lib/inbox/queued-delivery';
 import { TOKEN } from './bench-events';
+import { eventClaims, isCheckedEvent, LIMIT, RETRY_AFTER, VALID_CHALLENGE, WIDTH } from './contract-checks';
 
-/** The receiver's defaults: `limit` '1mb', MemoryStore `maxEntries` 100 000, `idempotency.timeoutMs` 5 s. */
-const LIMIT = 1024 * 1024;
-const MAX_DONE = 100_000;
+/** The receiver's `idempotency.timeoutMs`: how long an enqueue may take. */
 const TIMEOUT_MS = 5_000;
-const RETRY_AFTER = '30';
-/** Tokens are compared over this width whatever their length, so the time tells nothing of it. */
-const WIDTH = 256;
-const VALID_CHALLENGE = /^[\x21-\x7e]{1,512}$/;
 /**
  * The job options the BullMQ inbox gives every job on its own queue (lib/bullmq/bullmq-inbox.ts): the
  * retention is its workers'.
@@ -74,14 +69,6 @@ function answer(res: http.ServerResponse, body: string): void {
   res.end(body);
 }
 
-/** Spec section 6, rules 2 and 3, for layout A (the `devices` array) and B (`device`). */
-function accessPassBroken(type: string, data: Record<string, unknown>): boolean {
-  const { devices, details } = data;
-  if (!Array.isArray(devices)) return type === 'ag.access_pass.issued' ? false : !('device' in data);
-  if (type === 'ag.access_pass.issued' || details != null) return true;
-  return type.startsWith('ag.access_pass.devices.') && devices.length !== 1;
-}
-
 /** The floor's request listener on the BullMQ queue `floor` at `url`, and how to close it. */
 export async function contractFloor(
   url: string,
@@ -94,14 +81,8 @@ export async function contractFloor(
   const expected = Buffer.alloc(WIDTH);
   const expectedLength = expected.write(`Bearer ${TOKEN}`, 'latin1');
   const given = Buffer.alloc(WIDTH);
-  const running = new Set<string>();
-  const done = new Map<string, true>();
+  const { running, done, finish } = eventClaims();
   const deadlines = deadlineQueue(TIMEOUT_MS);
-  const finish = (key: string) => {
-    running.delete(key);
-    done.set(key, true);
-    while (done.size > MAX_DONE) done.delete(done.keys().next().value as string);
-  };
 
   const received = (req: http.IncomingMessage, res: http.ServerResponse, bytes: Buffer) => {
     if (!isUtf8(bytes)) return problem(res, 400, 'Bad Request');
@@ -121,22 +102,8 @@ export async function contractFloor(
       if (typeof value !== 'string' || !VALID_CHALLENGE.test(value)) return problem(res, 400, 'Bad Request');
       return answer(res, JSON.stringify({ challenge: value }));
     }
-    if (typeof event !== 'object' || event === null) return problem(res, 400, 'Bad Request');
-    const { id, source, type, data } = event;
-    if (
-      event.specversion !== '1.0' ||
-      typeof id !== 'string' ||
-      id === '' ||
-      typeof source !== 'string' ||
-      source === '' ||
-      typeof type !== 'string' ||
-      type === '' ||
-      typeof data !== 'object' ||
-      data === null ||
-      Array.isArray(data) ||
-      (type.startsWith('ag.access_pass.') && accessPassBroken(type, data as Record<string, unknown>))
-    )
-      return problem(res, 400, 'Bad Request');
+    if (!isCheckedEvent(event)) return problem(res, 400, 'Bad Request');
+    const { id, source, type } = event;
     const key = idempotencyKey('', source, id);
     if (running.has(key)) return problem(res, 409, 'Conflict', ['Retry-After', RETRY_AFTER]);
     if (done.has(key)) return answer(res, JSON.stringify({ id, type, status: 'duplicate' }));

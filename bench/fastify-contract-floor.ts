@@ -18,15 +18,10 @@ import Fastify, { type FastifyReply } from 'fastify';
 import { CHALLENGE_HEADER } from '../lib/core/auth/handshake';
 import { idempotencyKey } from '../lib/idempotency/store-keys';
 import { TOKEN } from './bench-events';
+import { eventClaims, isCheckedEvent, LIMIT, RETRY_AFTER, VALID_CHALLENGE, WIDTH } from './contract-checks';
 
-/** The receiver's defaults: `limit` '1mb', MemoryStore `maxEntries` 100 000, `timeoutMs` 10 s. */
-const LIMIT = 1024 * 1024;
-const MAX_DONE = 100_000;
+/** The receiver's `timeoutMs`: how long a handler may take. */
 const TIMEOUT_MS = 10_000;
-const RETRY_AFTER = '30';
-/** Tokens are compared over this width whatever their length, so the time tells nothing of it. */
-const WIDTH = 256;
-const VALID_CHALLENGE = /^[\x21-\x7e]{1,512}$/;
 
 type Handler = (event: Record<string, unknown>) => unknown;
 
@@ -39,14 +34,6 @@ function problem(reply: FastifyReply, status: number, title: string, headers: Re
   return reply;
 }
 
-/** Spec section 6, rules 2 and 3, for layout A (the `devices` array) and B (`device`). */
-function accessPassBroken(type: string, data: Record<string, unknown>): boolean {
-  const { devices, details } = data;
-  if (!Array.isArray(devices)) return type === 'ag.access_pass.issued' ? false : !('device' in data);
-  if (type === 'ag.access_pass.issued' || details != null) return true;
-  return type.startsWith('ag.access_pass.devices.') && devices.length !== 1;
-}
-
 /** The floor's request listener; `handler` is the application's (a no-op by default). */
 export async function fastifyContractFloor(
   handler: Handler = () => undefined,
@@ -55,13 +42,7 @@ export async function fastifyContractFloor(
   const expected = Buffer.alloc(WIDTH);
   const expectedLength = expected.write(`Bearer ${TOKEN}`, 'latin1');
   const given = Buffer.alloc(WIDTH);
-  const running = new Set<string>();
-  const done = new Map<string, true>();
-  const finish = (key: string) => {
-    running.delete(key);
-    done.set(key, true);
-    while (done.size > MAX_DONE) done.delete(done.keys().next().value as string);
-  };
+  const { running, done, finish } = eventClaims();
   // The receiver's two media types (Fastify's own parser for application/json): Fastify answers any
   // other 415 before reading the body.
   app.removeContentTypeParser('text/plain');
@@ -99,22 +80,8 @@ export async function fastifyContractFloor(
           return problem(reply, 400, 'Bad Request');
         return { challenge: value };
       }
-      if (typeof body !== 'object' || body === null) return problem(reply, 400, 'Bad Request');
-      const { id, source, type, data } = body;
-      if (
-        body.specversion !== '1.0' ||
-        typeof id !== 'string' ||
-        id === '' ||
-        typeof source !== 'string' ||
-        source === '' ||
-        typeof type !== 'string' ||
-        type === '' ||
-        typeof data !== 'object' ||
-        data === null ||
-        Array.isArray(data) ||
-        (type.startsWith('ag.access_pass.') && accessPassBroken(type, data as Record<string, unknown>))
-      )
-        return problem(reply, 400, 'Bad Request');
+      if (!isCheckedEvent(body)) return problem(reply, 400, 'Bad Request');
+      const { id, source, type } = body;
       const key = idempotencyKey('', source, id);
       if (running.has(key)) return problem(reply, 409, 'Conflict', { 'Retry-After': RETRY_AFTER });
       if (!done.has(key)) {
