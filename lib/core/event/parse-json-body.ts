@@ -25,8 +25,11 @@ export function decodeUtf8(bytes: Uint8Array, what = 'The request body'): string
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** JSON.parse, then the prototype-pollution scan only when the text could need it (it rarely does). */
-export function parseJsonText(text: string): unknown {
+/**
+ * JSON.parse, then the prototype-pollution scan only when the text could need it (it rarely does).
+ * `scan`: `needsScan(text)`, when the caller has it already (it tests the whole text: once is enough).
+ */
+export function parseJsonText(text: string, scan = needsScan(text)): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -37,9 +40,7 @@ export function parseJsonText(text: string): unknown {
     throw badRequest('invalid-json', `The request body is not valid JSON: ${where}.`);
   }
   // A key can also be spelled with escapes (`"\u005f_proto__"`), so any escape takes the slow path.
-  if (needsScan(text)) {
-    if (typeof value === 'object' && value !== null) secureJsonParse().scan(value, SAFE_JSON);
-  }
+  if (scan && typeof value === 'object' && value !== null) secureJsonParse().scan(value, SAFE_JSON);
   return value;
 }
 

@@ -152,7 +152,10 @@ export function createEventReading(options: EventReaderOptions): EventReading {
   ): ReadEvent {
     try {
       const text = decodeUtf8(bytes);
-      return event(request, seen, binary, parseJsonText(text), text);
+      // A text that could spell a key the parse dropped (`__proto__`) is not kept: what is queued,
+      // and shown on a dead letter, never carries what the receiver refused to read.
+      const scan = needsScan(text);
+      return event(request, seen, binary, parseJsonText(text, scan), scan ? undefined : text);
     } catch (error) {
       throw answerOf(error);
     }
@@ -199,9 +202,8 @@ export function createEventReading(options: EventReaderOptions): EventReading {
         'event breaks the spec; accepted because validation is lenient',
       );
     }
-    // A text that could spell a key the parse dropped (`__proto__`) is not kept: what is queued, and
-    // shown on a dead letter, never carries what the receiver refused to read.
-    const kept = keepText && !binary && text !== undefined && !needsScan(text) ? text : undefined;
+    // `text` is given only when it spells no key the parse dropped (see fromBytes).
+    const kept = keepText && !binary && text !== undefined ? text : undefined;
     return { envelope, event, text: kept };
   }
 
