@@ -207,6 +207,74 @@ describe('deadlineQueue', () => {
     });
   });
 
+  // The inbox's enqueue waits this way: the wait and its `.then` in one promise. Each way the work
+  // can end is handed to the one function it names, once, and a throw of that function is the
+  // promise's rejection.
+  describe('waitThen: the wait and its continuation in one promise', () => {
+    const settled = (outcome: unknown) => ['settled', outcome === TIMED_OUT ? 'TIMED_OUT' : outcome];
+    const failed = (error: unknown) => ['failed', error instanceof Error ? error.message : error];
+    const cases: [string, () => Promise<unknown>, number, unknown[]][] = [
+      ['a value before the deadline', () => Promise.resolve('queued'), 1_000, ['settled', 'queued']],
+      ['a rejection before the deadline', () => Promise.reject(new Error('down')), 1_000, ['failed', 'down']],
+      [
+        'a value after the deadline',
+        () => new Promise((resolve) => setTimeout(() => resolve('late'), 40)),
+        5,
+        ['settled', 'TIMED_OUT'],
+      ],
+      [
+        'a rejection after the deadline (dropped unseen)',
+        () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 40)),
+        5,
+        ['settled', 'TIMED_OUT'],
+      ],
+      [
+        'work that is no promise',
+        () => undefined as unknown as Promise<unknown>,
+        60_000,
+        ['failed', expect.stringMatching(/then/) as unknown],
+      ],
+    ];
+    it.each(cases)('%s: handed to the one function, once', async (_, work, timeoutMs, expected) => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const calls: unknown[] = [];
+        const pending = work();
+        const timers = refTimers();
+        const answer = await deadlineQueue(timeoutMs).waitThen(
+          pending,
+          performance.now(),
+          (outcome) => (calls.push('settled'), settled(outcome)),
+          (error) => (calls.push('failed'), failed(error)),
+        );
+        expect(answer).toEqual(expected);
+        expect(refTimers()).toBe(timers);
+        // The late outcome, if any, comes and goes: neither function is called again.
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        expect({ calls, unhandled }).toEqual({ calls: [expected[0]], unhandled: [] });
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
+    });
+
+    it('rejects with what either function throws, and resolves as a promise either returns does', async () => {
+      const queue = deadlineQueue(1_000);
+      const bad = new Error('a broken continuation');
+      const thrower = () => {
+        throw bad;
+      };
+      await expect(queue.waitThen(Promise.resolve(1), performance.now(), thrower, failed)).rejects.toBe(bad);
+      await expect(
+        queue.waitThen(Promise.reject(new Error('down')), performance.now(), settled, thrower),
+      ).rejects.toBe(bad);
+      await expect(
+        queue.waitThen(Promise.resolve(2), performance.now(), (n) => Promise.resolve(['later', n]), failed),
+      ).resolves.toEqual(['later', 2]);
+    });
+  });
+
   it('holds the process open only while an after is pending', () => {
     const before = refTimers();
     const queue = deadlineQueue(10_000);

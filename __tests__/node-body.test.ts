@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { createEventRouter, createNodeHandler } from '../lib';
+import { createEventRouter, createNodeHandler, type Inbox } from '../lib';
 import { nodeBody } from '../lib/adapters/incoming-message/node-body';
 import { buildEvent } from '../lib/testing';
 import { watchBodyReads } from './support/body-reads';
@@ -331,6 +331,55 @@ describe('reading a buffered body on the wire', () => {
       });
       expect(client.received()).toMatch(/^HTTP\/1.1 200 /);
       expect(sentBefore).toEqual([true]);
+    } finally {
+      client.close();
+      srv.closeAllConnections();
+      srv.close();
+    }
+  });
+
+  // The acknowledgement of a queued delivery is written in the core's own continuation: once the
+  // enqueue settles, the bound, the claim's settle, the record and the write share turns, none of
+  // them a .then of its own (there were 6 turns before the write, each held by every request in flight).
+  it('the node door writes a queued delivery within 2 microtask turns of its enqueue settling', async () => {
+    let release: (() => void) | undefined;
+    const inbox = {
+      engine: 'own',
+      name: 'own',
+      enqueue: () => new Promise<void>((resolve) => (release = resolve)),
+      startWorker: () => Promise.reject(new Error('not here')),
+      deadLetters: async () => [],
+      replay: async () => 0,
+    } as unknown as Inbox;
+    const handler = createNodeHandler({
+      bearerTokens: [TOKEN],
+      router: createEventRouter(),
+      logger: false,
+      inbox,
+    });
+    let response: http.ServerResponse | undefined;
+    const srv = http.createServer((req, res) => {
+      response = res;
+      void handler(req, res);
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const client = rawSocket((srv.address() as AddressInfo).port);
+    try {
+      const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt-queued-turns' }));
+      client.write(postHead(TOKEN, '/', Buffer.byteLength(body)) + body);
+      await pollUntil('the enqueue called', () => release !== undefined);
+      expect(response?.headersSent).toBe(false);
+      release?.();
+      let turns = 0;
+      while (response?.headersSent !== true && turns < 50) {
+        await Promise.resolve();
+        turns++;
+      }
+      await pollUntil('answered', () => client.received().includes('"id":"evt-queued-turns"'), {
+        describe: () => client.received().slice(-300),
+      });
+      expect(client.received()).toMatch(/^HTTP\/1.1 200 /);
+      expect(turns).toBeLessThanOrEqual(2);
     } finally {
       client.close();
       srv.closeAllConnections();

@@ -206,14 +206,26 @@ export function bullmqInbox(options: BullmqInboxOptions): Inbox {
           return (counts.wait ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
         });
 
+  /** A job id that exists already makes add() a no-op: a redelivery never enqueues twice. */
+  const added = (delivery: QueuedDelivery) =>
+    queue.add(delivery.type, delivery, {
+      ...jobOptions,
+      jobId: jobIdFor(delivery.key),
+    }) as Promise<unknown> as Promise<void>;
+
   return {
     engine: 'bullmq',
     name,
-    async enqueue(delivery) {
-      checked ??= checkRedisDurability(queue, log);
-      if (roomFor !== undefined) await roomFor();
-      // A job id that exists already makes add() a no-op: a redelivery never enqueues twice.
-      await queue.add(delivery.type, delivery, { ...jobOptions, jobId: jobIdFor(delivery.key) });
+    // Not an async function: with no depth to check, the receiver waits on add()'s own promise, no
+    // frame and no promise of ours around it. What it resolves with is not part of the answer.
+    enqueue(delivery) {
+      try {
+        checked ??= checkRedisDurability(queue, log);
+        if (roomFor !== undefined) return roomFor().then(() => added(delivery));
+        return added(delivery);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
     },
     async quarantine(delivery) {
       checked ??= checkRedisDurability(queue, log);

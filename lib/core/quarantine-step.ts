@@ -51,6 +51,9 @@ async function deadLetterNow(
   }
 }
 
+/** The enqueue's outcome as it is: the quarantine answers for it itself. */
+const asIs = (outcome: Outcome): Outcome => outcome;
+
 /**
  * Keeps an authenticated event whose data this code cannot read in the inbox's dead letters at once
  * (`inbox.quarantine`: reason invalid, running no handler, until a replay after an upgrade reads it),
@@ -87,6 +90,7 @@ export function quarantineStep(settings: QuarantineSettings) {
             enqueueDeadlines,
             settings.log,
             traceparent,
+            asIs,
             checkRules,
           )
         : await deadLetterNow(settings, queuedDelivery(key, event, header, traceparent), checkRules);

@@ -35,6 +35,17 @@ export interface ReceiverCore {
    * before the door writes it. Never rejects.
    */
   handleNow(request: WebhookRequest): Handled | Promise<Handled>;
+  /**
+   * The same, handed to `next` with `context` in the turn it is known (at once when nothing waited):
+   * a door that writes in `next` waits no turn of a promise of its own, and passing what it writes to
+   * as `context` lets `next` be one function for every request. `next` must not throw; what it
+   * returns comes back, or a promise of it when the request waited.
+   */
+  handleWith<C, R>(
+    request: WebhookRequest,
+    context: C,
+    next: (handled: Handled, context: C) => R,
+  ): R | Promise<R>;
   /** Hands a record to `onDelivery`, contained; adapters call it once the answer is written. */
   report(record: DeliveryRecord): void;
   /**
@@ -48,6 +59,14 @@ export interface ReceiverCore {
  * The receiver with no transport: handshake, auth, bounded read, envelope, dispatch, one record per
  * request. It traces through the hooks it is given (the doors give OpenTelemetry's).
  */
+/**
+ * What a step of the pipeline comes to, at once or as a promise: an answer, or a dispatch's result,
+ * which is recorded where it is answered (see `dispatched`).
+ */
+type Step = Answer | DispatchResult | Promise<Answer | DispatchResult>;
+
+const same = (handled: Handled): Handled => handled;
+
 export function createReceiverCore(
   options: ReceiverOptions,
   where: string,
@@ -105,11 +124,7 @@ export function createReceiverCore(
    * of the pipeline); a step that waits hands a promise on, and a step that fails throws, which
    * `handle` answers either way.
    */
-  function pipeline(
-    request: WebhookRequest,
-    record: DeliveryRecord,
-    span: DeliveryTrace | undefined,
-  ): Answer | Promise<Answer> {
+  function pipeline(request: WebhookRequest, record: DeliveryRecord, span: DeliveryTrace | undefined): Step {
     if (request.method !== 'POST') throw NOT_ALLOWED;
     // The handshake comes over the same mutual TLS as deliveries, so it is checked the same way.
     const refused = certificates?.(request);
@@ -132,7 +147,7 @@ export function createReceiverCore(
     request: WebhookRequest,
     record: DeliveryRecord,
     span: DeliveryTrace | undefined,
-  ): Answer | Promise<Answer> {
+  ): Step {
     if (check !== 'valid') {
       warn(
         'warn',
@@ -157,7 +172,7 @@ export function createReceiverCore(
       throw shed('in-flight', retryAfter);
     }
     inFlight++;
-    let answer: Answer | Promise<Answer>;
+    let answer: Step;
     try {
       answer = delivered(request, record, span);
     } catch (error) {
@@ -170,11 +185,7 @@ export function createReceiverCore(
   }
 
   /** The rest of an authenticated delivery: its body read, its event dispatched. */
-  function delivered(
-    request: WebhookRequest,
-    record: DeliveryRecord,
-    span: DeliveryTrace | undefined,
-  ): Answer | Promise<Answer> {
+  function delivered(request: WebhookRequest, record: DeliveryRecord, span: DeliveryTrace | undefined): Step {
     // The reader writes the event's id, type and source into the record as soon as the envelope is
     // checked, so a 400 for the data still names its event. Untraced (no SDK), the continuation is
     // the same function for every request, no closure over this one.
@@ -182,11 +193,7 @@ export function createReceiverCore(
     return readThen(request, record, (read) => dispatched(read, request, record, span), unreadable);
   }
 
-  function untraced(
-    read: ReadEvent,
-    request: WebhookRequest,
-    record: DeliveryRecord,
-  ): Answer | Promise<Answer> {
+  function untraced(read: ReadEvent, request: WebhookRequest, record: DeliveryRecord): Step {
     return dispatched(read, request, record, undefined);
   }
 
@@ -196,13 +203,17 @@ export function createReceiverCore(
     return quarantine(error, request.header, tracing.traceparent(), record);
   }
 
-  /** A read event, dispatched; its result written into the record. */
+  /**
+   * A read event, dispatched. Its result is handed on as it is, or its promise: `handleWith` writes
+   * it into the record as it answers (a `.then` here would cost every queued delivery a promise and
+   * a turn).
+   */
   function dispatched(
     read: ReadEvent,
     request: WebhookRequest,
     record: DeliveryRecord,
     span: DeliveryTrace | undefined,
-  ): Answer | Promise<Answer> {
+  ): Step {
     const { envelope, event } = read;
     span?.begin(envelope, event);
     record.eventId = event.id;
@@ -210,12 +221,9 @@ export function createReceiverCore(
     record.source = event.source;
     record.layout = event.layout;
     if (onEvent !== undefined) contained('onDelivery.onEvent', () => onEvent(event.raw, record));
-    const result =
-      span === undefined
-        ? dispatcher.dispatchNow(event, request.header, read.text)
-        : span.around(() => dispatcher.dispatchNow(event, request.header, read.text));
-    if (result instanceof Promise) return result.then((settled) => recorded(settled, record));
-    return recorded(result, record);
+    return span === undefined
+      ? dispatcher.dispatchNow(event, request.header, read.text)
+      : span.around(() => dispatcher.dispatchNow(event, request.header, read.text));
   }
 
   function recorded(result: DispatchResult, record: DeliveryRecord): Answer {
@@ -258,15 +266,23 @@ export function createReceiverCore(
     return handled instanceof Promise ? handled : Promise.resolve(handled);
   }
 
-  /**
-   * Not an async function: a delivery answered at once is handed back as it is, and only one that
-   * waits is counted for `drain()` (a count, not a set of promises: see `requestsInFlight`).
-   */
   function handleNow(request: WebhookRequest): Handled | Promise<Handled> {
+    return handleWith(request, undefined, same);
+  }
+
+  /**
+   * Not an async function: a delivery answered at once is handed to `next` as it is, and only one
+   * that waits is counted for `drain()` (a count, not a set of promises: see `requestsInFlight`).
+   */
+  function handleWith<C, R>(
+    request: WebhookRequest,
+    context: C,
+    next: (handled: Handled, context: C) => R,
+  ): R | Promise<R> {
     let started = 0;
     let record: DeliveryRecord | undefined;
     let span: DeliveryTrace | undefined;
-    let work: Answer | Promise<Answer>;
+    let work: Step;
     try {
       if (onRequestStart !== undefined) contained('onDelivery.onRequestStart', onRequestStart);
       started = performance.now();
@@ -276,23 +292,34 @@ export function createReceiverCore(
       work = pipeline(request, record, span);
     } catch (error) {
       record ??= newDeliveryRecord(undefined);
-      return answered(failure(error, record), record, started, span);
+      return next(answered(failure(error, record), record, started, span), context);
     }
-    if (!(work instanceof Promise)) return answered(work, record, started, span);
+    if (!(work instanceof Promise))
+      return next(answered(settledAnswer(work, record), record, started, span), context);
     // Tracked until it settles, rejections included: drain() waits for it. A step that answered or
     // threw before any wait left nothing to track.
     requests.enter();
     const entered = record;
     return work.then(
-      (answer) => {
+      (value) => {
         requests.leave();
-        return answered(answer, entered, started, span);
+        return next(answered(settledAnswer(value, entered), entered, started, span), context);
       },
       (error: unknown) => {
         requests.leave();
-        return answered(failure(error, entered), entered, started, span);
+        return next(answered(failure(error, entered), entered, started, span), context);
       },
     );
+  }
+
+  /** What a step came to, as the answer: a dispatch's result recorded first. */
+  function settledAnswer(value: Answer | DispatchResult, record: DeliveryRecord): Answer {
+    if (!('answer' in value)) return value;
+    try {
+      return recorded(value, record);
+    } catch (error) {
+      return failure(error, record);
+    }
   }
 
   function answered(
@@ -317,5 +344,11 @@ export function createReceiverCore(
     if (onDelivery !== undefined) contained('onDelivery', () => onDelivery(record));
   }
 
-  return { handle, handleNow, report, drain: (drainOptions) => drain(requests, dispatcher, drainOptions) };
+  return {
+    handle,
+    handleNow,
+    handleWith,
+    report,
+    drain: (drainOptions) => drain(requests, dispatcher, drainOptions),
+  };
 }

@@ -38,13 +38,12 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     // Mounted with app.use(path, …), it answers that path only; as a route handler
     // (app.post(path, …)), Express already matched the path.
     if (req.route === undefined && !atMountPoint(req)) return next();
-    // handleNow() never rejects: every failure, ours included, is already a problem+json answer. A
-    // delivery answered at once is sent at once: no promise, no turn, no closure over the response.
-    const handling = core.handleNow(expressRequest(req));
-    if (handling instanceof Promise) void handling.then((handled) => send(res, handled));
-    else send(res, handling);
+    // Every failure, ours included, is already a problem+json answer. Sent in the core's own turn: at
+    // once for a delivery answered at once, else in the turn its answer settles; no promise, no turn
+    // and no closure over the response of this door's own.
+    void core.handleWith(expressRequest(req), res, send);
   } as WebhookReceiver;
-  function send(res: ExpressResponseLike, { answer, record }: Handled): void {
+  function send({ answer, record }: Handled, res: ExpressResponseLike): void {
     sendAnswer(res, answer);
     core.report(record);
   }

@@ -114,27 +114,17 @@ async function register(fastify: FastifyInstance, options: ServiceWebhooksOption
   // limit and timeout. The reply goes through reply.send, so onSend, onResponse and the request log
   // see it as any other route's.
   function answer(request: FastifyRequest, reply: FastifyReply): void {
-    let handling: ReturnType<typeof core.handleNow>;
     try {
-      handling = core.handleNow(nodeRequest(request.raw));
+      // Sent in the core's own turn: at once for a delivery answered at once, else in the turn its
+      // answer settles; no promise, no turn and no closure over the reply of this hook's own.
+      void core.handleWith(nodeRequest(request.raw), reply, send);
     } catch (error) {
+      // The pipeline answers its every failure itself; whatever else throws gets Fastify's 500.
       failed(reply, error);
-      return;
     }
-    // A delivery answered at once is sent at once: no promise, no turn, no closure over the reply.
-    if (!(handling instanceof Promise)) {
-      send(reply, handling);
-      return;
-    }
-    handling.then(
-      (handled) => send(reply, handled),
-      // handleNow() answers every failure of the pipeline itself; whatever else throws (a logger)
-      // gets Fastify's 500, as from any route.
-      (error: unknown) => failed(reply, error),
-    );
   }
 
-  function send(reply: FastifyReply, { answer: handled, record }: Handled): void {
+  function send({ answer: handled, record }: Handled, reply: FastifyReply): void {
     try {
       // An acknowledgement's one header is set by name: reply.headers() walks its object (Object.keys,
       // then a lower-casing header() per key), ~145 ns a reply in a loop where type() costs ~20.

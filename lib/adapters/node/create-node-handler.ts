@@ -69,26 +69,21 @@ export function createNodeHandler(options: NodeHandlerOptions): NodeHandler {
    * The pipeline begins a microtask after node's 'request' event: by then node's parser has pushed a
    * body that came in the packets of its head (most deliveries), which the core takes at once
    * (`readNow`), so such a delivery is answered with no read promise and no promise turn of its own.
+   * The answer is written in the core's own continuation (`handleWith`), in the turn it is known:
+   * this door adds no promise turn of its own to one that waited either.
    */
   function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     return new Promise((resolve, reject) => {
       queueMicrotask(() => {
         try {
-          const handling = core.handleNow(nodeRequest(req));
-          // A delivery answered at once is written in this microtask: no promise of its own, no turn.
-          if (!(handling instanceof Promise)) {
-            written(res, handling);
-            resolve();
-            return;
-          }
-          handling.then((handled) => {
+          core.handleWith(nodeRequest(req), res, (handled) => {
             try {
               written(res, handled);
               resolve();
             } catch (error) {
               reject(error);
             }
-          }, reject);
+          });
         } catch (error) {
           reject(error);
         }

@@ -16,6 +16,19 @@ export interface DeadlineQueue {
    */
   wait<T>(work: Promise<T>, startedAt: number): Promise<T | typeof TIMED_OUT>;
   /**
+   * `wait(work, startedAt).then(settled, failed)` as one promise: what `settled` makes of `work`'s
+   * value (or of {@link TIMED_OUT}), or `failed` of its rejection, each called at most once, and a
+   * throw of either the promise's rejection. A rejection after the deadline is dropped unseen, as
+   * `wait`'s is. The enqueue an inbox acknowledges waits this way: the promise and the turn of the
+   * `.then` are left out of every acknowledgement.
+   */
+  waitThen<T, R>(
+    work: Promise<T>,
+    startedAt: number,
+    settled: (outcome: T | typeof TIMED_OUT) => R | PromiseLike<R>,
+    failed: (error: unknown) => R | PromiseLike<R>,
+  ): Promise<R>;
+  /**
    * Calls `onTimeout` once `timeoutMs` have passed since `startedAt`, unless the returned function
    * was called first: a setTimeout and its clearTimeout without a Timeout object each.
    */
@@ -118,6 +131,38 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
             if (settle(watch)) reject(error);
           },
         );
+        start(watch);
+      });
+    },
+    waitThen<T, R>(
+      work: Promise<T>,
+      startedAt: number,
+      settled: (outcome: T | typeof TIMED_OUT) => R | PromiseLike<R>,
+      failed: (error: unknown) => R | PromiseLike<R>,
+    ): Promise<R> {
+      return new Promise<R>((resolve, reject) => {
+        const done = (outcome: unknown, rejected?: true) => {
+          try {
+            resolve(rejected ? failed(outcome) : settled(outcome as T | typeof TIMED_OUT));
+          } catch (thrown) {
+            reject(thrown);
+          }
+        };
+        const watch: Watch = { deadline: startedAt + timeoutMs, resolve: done };
+        try {
+          work.then(
+            (outcome) => {
+              if (settle(watch)) done(outcome);
+            },
+            (error: unknown) => {
+              if (settle(watch)) done(error, true);
+            },
+          );
+        } catch (error) {
+          // Work that is no promise (an Inbox of the app's) fails as its rejection would, no timer left.
+          done(error, true);
+          return;
+        }
         start(watch);
       });
     },

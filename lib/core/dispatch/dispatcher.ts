@@ -223,8 +223,8 @@ export function createDispatcher(
 
   /**
    * With an inbox, the event is queued (its claim settled by that) instead of handled here. A chain,
-   * not an async function, and a store that answers at once settled at once: the answer is one turn
-   * after the enqueue's.
+   * not an async function, and a store that answers at once settled at once, in the turn the enqueue
+   * is known to have landed: the answer is that turn's.
    */
   function enqueue(
     key: string,
@@ -242,23 +242,32 @@ export function createDispatcher(
       enqueueDeadlines,
       log,
       tracing.traceparent(),
+      (outcome) => settleQueued(outcome, key, token, event),
       undefined,
       text,
-    ).then((outcome) => {
+    );
+    running.set(key, { eventId: event.id, done: queued });
+    return queued;
+  }
+
+  /** The claim of a queued (or not queued) event settled with the enqueue's outcome, then answered. */
+  function settleQueued(
+    outcome: Outcome,
+    key: string,
+    token: string,
+    event: AnyWebhookEvent,
+  ): DispatchResult | Promise<DispatchResult> {
+    try {
       if (store === undefined) return queuedAnswer(outcome, key, event);
       const now = store.now;
       if (now === undefined)
         return store
           .settle(key, token, outcome, event.id, NO_LINGER, false)
           .then((settled) => queuedAnswer(settled, key, event), freedThenThrow(key));
-      try {
-        return queuedAnswer(now.settle(key, token, outcome, event.id, NO_LINGER, false), key, event);
-      } catch (error) {
-        return freedThenThrow(key)(error);
-      }
-    }, freedThenThrow(key));
-    running.set(key, { eventId: event.id, done: queued });
-    return queued;
+      return queuedAnswer(now.settle(key, token, outcome, event.id, NO_LINGER, false), key, event);
+    } catch (error) {
+      return freedThenThrow(key)(error);
+    }
   }
 
   /**

@@ -12,10 +12,12 @@ import { TIMED_OUT, type DeadlineQueue } from './deadline-queue';
  * for all the enqueues in flight, not a setTimeout and a clearTimeout each), as an outcome the
  * idempotency claim is settled with: `ok` (the key is done, so a redelivery is answered 200 without
  * a second enqueue) or not (the claim is released and the Service retries). An enqueue that lands
- * after the bound is harmless: the job id is the key's, so the retry's enqueue adds nothing. Never
- * rejects.
+ * after the bound is harmless: the job id is the key's, so the retry's enqueue adds nothing. The
+ * outcome is handed to `next` in the same turn it is known (no `.then` of its own between the
+ * enqueue and the acknowledgement), and the promise settles as `next`'s answer does; the outcome
+ * itself never rejects.
  */
-export function enqueueDelivery(
+export function enqueueDelivery<R>(
   inbox: Inbox,
   key: string,
   event: Pick<AnyWebhookEvent, 'id' | 'type' | 'source' | 'time' | 'raw'>,
@@ -24,12 +26,14 @@ export function enqueueDelivery(
   log: ResolvedLogger,
   /** The trace active at the delivery, kept so the job's span links back to it; null untraced. */
   traceparent: string | null,
+  /** What is made of the outcome: the settle of the claim, the answer. */
+  next: (outcome: Outcome) => R | PromiseLike<R>,
   /** Set for a quarantined event a strict receiver refused for spec rules 2–5. */
   checkRules?: true,
   /** The body text `event.raw` was parsed from, queued as is; without it the envelope is written again. */
   envelopeText?: string,
-): Promise<Outcome> {
-  const failed = (error: unknown): Outcome => notQueued(error, event, log);
+): Promise<R> {
+  const failed = (error: unknown) => next(notQueued(error, event, log));
   let enqueued: Promise<void>;
   try {
     const delivery = queuedDelivery(key, event, header, traceparent, envelopeText);
@@ -37,17 +41,17 @@ export function enqueueDelivery(
     enqueued = inbox.enqueue(delivery);
   } catch (error) {
     // A synchronous throw of enqueue() is answered as its rejection would be.
-    return Promise.resolve(failed(error));
+    return Promise.resolve().then(() => failed(error));
   }
-  return deadlines
-    .wait(enqueued, performance.now())
-    .then(
-      (settled) =>
-        settled === TIMED_OUT
-          ? failed(new TimeoutError(`the inbox's enqueue (${inbox.engine})`, deadlines.timeoutMs))
-          : queued(),
-      failed,
-    );
+  return deadlines.waitThen(
+    enqueued,
+    performance.now(),
+    (settled) =>
+      settled === TIMED_OUT
+        ? failed(new TimeoutError(`the inbox's enqueue (${inbox.engine})`, deadlines.timeoutMs))
+        : next(queued()),
+    failed,
+  );
 }
 
 /** A new object each time: an outcome is the claim's to settle with, and may be kept. */
