@@ -259,6 +259,21 @@ describe('deadlineQueue', () => {
       }
     });
 
+    // The dispatcher frees an event in the continuation: called within waitThen's own call, it ran
+    // before the event was held, and the event stayed held for good.
+    it('calls failed for work that is no promise a turn later, never within the call', async () => {
+      const calls: string[] = [];
+      const waiting = deadlineQueue(60_000).waitThen(
+        undefined as unknown as Promise<void>,
+        performance.now(),
+        () => calls.push('settled'),
+        () => calls.push('failed'),
+      );
+      calls.push('returned');
+      await waiting;
+      expect(calls).toEqual(['returned', 'failed']);
+    });
+
     it('rejects with what either function throws, and resolves as a promise either returns does', async () => {
       const queue = deadlineQueue(1_000);
       const bad = new Error('a broken continuation');

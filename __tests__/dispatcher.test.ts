@@ -369,6 +369,59 @@ describe('a delivery queued in an inbox', () => {
     }
   });
 
+  // An Inbox is the app's to write. Its enqueue's outcome goes straight to the continuation that
+  // frees the event, with no .then between, so an enqueue that answers within the call (no promise
+  // at all, or a thenable that calls back at once) must still find its event held, and free it:
+  // else every redelivery is a 409 and drain() never ends.
+  // The redelivery's outcome: queued again without a store to remember the first, else a duplicate.
+  const appEnqueues: [string, () => (delivery: unknown) => unknown, number, string, number, string[]][] = [
+    [
+      'hands back no promise the first time',
+      () => {
+        let calls = 0;
+        return () => (++calls === 1 ? undefined : Promise.resolve());
+      },
+      503,
+      'store-unavailable',
+      200,
+      ['queued', 'queued'],
+    ],
+    [
+      'hands back a thenable that calls back at once',
+      () => () => ({ then: (ok: () => void) => ok() }),
+      200,
+      'queued',
+      200,
+      ['queued', 'duplicate'],
+    ],
+  ];
+  describe.each([
+    ['no idempotency store', () => false as const],
+    ['a MemoryStore', () => new MemoryStore({ logger: false })],
+  ])('with %s', (_, idempotency) => {
+    it.each(appEnqueues)(
+      'an enqueue that %s: answered, its event freed, drain() over',
+      async (_what, enqueue, firstStatus, firstOutcome, againStatus, againOutcome) => {
+        const store = idempotency();
+        const receiver = queuedCore(enqueue() as Inbox['enqueue'], store);
+        const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_app_enqueue' }));
+        const first = await receiver.handle(coreRequest(body, TOKEN));
+        const again = await receiver.handle(coreRequest(body, TOKEN));
+        expect({
+          first: [first.answer.status, first.record.outcome],
+          again: [again.answer.status, again.record.outcome],
+        }).toEqual({
+          first: [firstStatus, firstOutcome],
+          again: [againStatus, againOutcome[store === false ? 0 : 1]],
+        });
+        // Asked only once the event is known freed: with it held, idle() would spin on microtasks
+        // and starve every timer, this test's bound included.
+        expect(await receiver.drain({ timeoutMs: 1_000 })).toMatchObject({ drained: true });
+        if (store !== false) store.close();
+      },
+    );
+  });
+
   // The enqueue's outcome goes straight to the dispatcher's settle and answer, with no .then of its
   // own between: if a later change lets that continuation throw, the event must not stay held, or
   // every later delivery of it would be a 409 for the life of the process.

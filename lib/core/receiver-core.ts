@@ -66,6 +66,7 @@ export interface ReceiverCore {
 type Step = Answer | DispatchResult | Promise<Answer | DispatchResult>;
 
 const same = (handled: Handled): Handled => handled;
+const INTERNAL_ANSWER = problemAnswer(INTERNAL);
 
 export function createReceiverCore(
   options: ReceiverOptions,
@@ -301,15 +302,35 @@ export function createReceiverCore(
     requests.enter();
     const entered = record;
     return work.then(
-      (value) => {
-        requests.leave();
-        return next(answered(settledAnswer(value, entered), entered, started, span), context);
-      },
-      (error: unknown) => {
-        requests.leave();
-        return next(answered(failure(error, entered), entered, started, span), context);
-      },
+      (value) => next(finished(value, false, entered, started, span), context),
+      (error: unknown) => next(finished(error, true, entered, started, span), context),
     );
+  }
+
+  /**
+   * A request that waited, answered. Whatever throws while answering it is answered 500 here: the
+   * promise `handleWith` hands back never rejects, so a door that writes in `next` has no rejection
+   * to catch, and none goes unhandled.
+   */
+  function finished(
+    outcome: unknown,
+    rejected: boolean,
+    record: DeliveryRecord,
+    started: number,
+    span: DeliveryTrace | undefined,
+  ): Handled {
+    requests.leave();
+    try {
+      const answer = rejected
+        ? failure(outcome, record)
+        : settledAnswer(outcome as Answer | DispatchResult, record);
+      return answered(answer, record, started, span);
+    } catch {
+      record.status = 500;
+      record.outcome = 'failed';
+      record.problem = INTERNAL.slug;
+      return { answer: INTERNAL_ANSWER, record };
+    }
   }
 
   /** What a step came to, as the answer: a dispatch's result recorded first. */

@@ -19,7 +19,8 @@ export interface DeadlineQueue {
    * `wait(work, startedAt).then(settled, failed)` as one promise: what `settled` makes of `work`'s
    * value (or of {@link TIMED_OUT}), or `failed` of its rejection, each called at most once, and a
    * throw of either the promise's rejection. A rejection after the deadline is dropped unseen, as
-   * `wait`'s is. The enqueue an inbox acknowledges waits this way: the promise and the turn of the
+   * `wait`'s is. Work that is no promise fails a turn later, never within this call; a thenable that
+   * calls back at once is answered at once, so a caller must be ready for either before it calls. The enqueue an inbox acknowledges waits this way: the promise and the turn of the
    * `.then` are left out of every acknowledgement.
    */
   waitThen<T, R>(
@@ -159,8 +160,9 @@ export function deadlineQueue(timeoutMs: number): DeadlineQueue {
             },
           );
         } catch (error) {
-          // Work that is no promise (an Inbox of the app's) fails as its rejection would, no timer left.
-          done(error, true);
+          // Work that is no promise (an Inbox of the app's) fails as its rejection would: a turn
+          // later, never within this call, and with no timer left.
+          void Promise.resolve().then(() => done(error, true));
           return;
         }
         start(watch);

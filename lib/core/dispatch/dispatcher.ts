@@ -19,11 +19,15 @@ import { InboxFull } from '../../inbox/inbox-full';
 import { deadlineQueue, TIMED_OUT } from './deadline-queue';
 import type { HandlerRun } from '../delivery-record';
 import { runAnswer } from './run-answer';
-import { runningEvents } from './running-events';
+import { runningEvents, type RunningEvent } from './running-events';
 
 export type { DispatchResult };
 
 const NONE: readonly string[] = [];
+
+/** What an entry holds for the moment before its work's promise exists: nothing to wait for. */
+const NOT_YET: Promise<unknown> = Promise.resolve();
+
 /** An enqueue's settle lingers nothing: a markDone that fails is retried without holding the event. */
 const NO_LINGER = () => undefined;
 
@@ -234,6 +238,11 @@ export function createDispatcher(
     inbox: NonNullable<ResolvedDispatchOptions['inbox']>,
     text: string | undefined,
   ): Promise<DispatchResult> {
+    // Held before the enqueue begins: an Inbox of the app's may call back at once (a thenable that
+    // settles synchronously), and the continuation that frees the event must find it held, or the
+    // entry set after it would never leave (every redelivery a 409, idle() waiting for ever).
+    const entry: RunningEvent = { eventId: event.id, done: NOT_YET };
+    running.set(key, entry);
     const queued = enqueueDelivery(
       inbox,
       key,
@@ -246,7 +255,8 @@ export function createDispatcher(
       undefined,
       text,
     );
-    running.set(key, { eventId: event.id, done: queued });
+    // An entry freed already was emptied (its eventId ''), and is no longer the map's.
+    if (entry.eventId !== '') entry.done = queued;
     return queued;
   }
 
