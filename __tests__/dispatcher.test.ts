@@ -422,6 +422,27 @@ describe('a delivery queued in an inbox', () => {
     );
   });
 
+  // Should an event ever be left held with its work settled (as one enqueuing within its call once
+  // was), drain() must still end at its bound and name it, not spin on microtasks for ever. On the
+  // code before, this test does not fail but hangs: the spin starves jest's own timers too.
+  it('drain() ends at its bound and names an event left held with its work settled', async () => {
+    const receiver = queuedCore(async () => undefined, false);
+    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_left_held' }));
+    // The enqueue's promise settles; its continuation, which frees the event, is never called.
+    const lost = jest
+      .spyOn(enqueueModule, 'enqueueDelivery')
+      .mockReturnValueOnce(Promise.resolve() as ReturnType<typeof enqueueModule.enqueueDelivery>);
+    const { answer } = await receiver.handle(coreRequest(body, TOKEN));
+    lost.mockRestore();
+    // Not acknowledged: a dispatch that came to nothing is a 500.
+    expect(answer.status).toBe(500);
+    expect(await receiver.drain({ timeoutMs: 300 })).toEqual({
+      drained: false,
+      requests: 0,
+      running: ['evt_left_held'],
+    });
+  });
+
   // The enqueue's outcome goes straight to the dispatcher's settle and answer, with no .then of its
   // own between: if a later change lets that continuation throw, the event must not stay held, or
   // every later delivery of it would be a 409 for the life of the process.

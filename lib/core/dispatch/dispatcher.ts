@@ -25,6 +25,9 @@ export type { DispatchResult };
 
 const NONE: readonly string[] = [];
 
+/** How often `idle()` looks again at entries left behind with their work settled. */
+const STUCK_LOOK_MS = 100;
+
 /** What an entry holds for the moment before its work's promise exists: nothing to wait for. */
 const NOT_YET: Promise<unknown> = Promise.resolve();
 
@@ -434,7 +437,21 @@ export function createDispatcher(
     },
     running: () => [...running.values()].map((r) => r.eventId),
     async idle() {
-      while (running.size > 0) await Promise.allSettled([...running.values()].map((r) => r.done));
+      let before: RunningEvent[] = [];
+      while (running.size > 0) {
+        const now = [...running.values()];
+        // The same entries as the last round, all of them settled: one was left behind (a bug, as an
+        // enqueue answering within its call once was). Awaiting them again would spin on microtasks
+        // for ever and starve every timer, drain()'s bound included; a slow look instead, on a timer
+        // that keeps no process open.
+        if (now.length === before.length && now.every((entry, i) => entry === before[i]))
+          await new Promise((resolve) => {
+            const timer: { unref?: () => void } = setTimeout(resolve, STUCK_LOOK_MS);
+            timer.unref?.();
+          });
+        before = now;
+        await Promise.allSettled(now.map((r) => r.done));
+      }
     },
   };
 }
