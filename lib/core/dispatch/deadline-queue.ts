@@ -20,8 +20,9 @@ export interface DeadlineQueue {
    * value (or of {@link TIMED_OUT}), or `failed` of its rejection, each called at most once, and a
    * throw of either the promise's rejection. A rejection after the deadline is dropped unseen, as
    * `wait`'s is. Work that is no promise fails a turn later, never within this call; a thenable that
-   * calls back at once is answered at once, so a caller must be ready for either before it calls. The enqueue an inbox acknowledges waits this way: the promise and the turn of the
-   * `.then` are left out of every acknowledgement.
+   * calls back at once is answered at once, so a caller must be ready for either before it calls.
+   * The enqueue an inbox acknowledges waits this way: the promise and the turn of the `.then` are left
+   * out of every acknowledgement.
    */
   waitThen<T, R>(
     work: Promise<T>,
