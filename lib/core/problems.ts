@@ -298,5 +298,12 @@ export function dispatchResults(retryAfter: string) {
       if (ordering !== undefined) result.ordering = ordering;
       return result;
     },
+    /** `acknowledged(event, 'queued', null)` from the event's id and type alone. */
+    queued: (id: string, type: string): DispatchResult => ({
+      answer: eventAnswer(id, type, 'queued'),
+      outcome: 'queued',
+      problem: null,
+      handlerMs: null,
+    }),
   };
 }

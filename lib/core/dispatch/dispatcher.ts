@@ -244,7 +244,8 @@ export function createDispatcher(
     // Held before the enqueue begins: an Inbox of the app's may call back at once (a thenable that
     // settles synchronously), and the continuation that frees the event must find it held, or the
     // entry set after it would never leave (every redelivery a 409, idle() waiting for ever).
-    const entry: RunningEvent = { eventId: event.id, done: NOT_YET };
+    const { id, type } = event;
+    const entry: RunningEvent = { eventId: id, done: NOT_YET };
     running.set(key, entry);
     const queued = enqueueDelivery(
       inbox,
@@ -254,7 +255,7 @@ export function createDispatcher(
       enqueueDeadlines,
       log,
       tracing.traceparent(),
-      (outcome) => settleQueued(outcome, key, token, event),
+      (outcome) => settleQueued(outcome, key, token, id, type),
       undefined,
       text,
     );
@@ -268,16 +269,17 @@ export function createDispatcher(
     outcome: Outcome,
     key: string,
     token: string,
-    event: AnyWebhookEvent,
+    id: string,
+    type: string,
   ): DispatchResult | Promise<DispatchResult> {
     try {
-      if (store === undefined) return queuedAnswer(outcome, key, event);
+      if (store === undefined) return queuedAnswer(outcome, key, id, type);
       const now = store.now;
       if (now === undefined)
         return store
-          .settle(key, token, outcome, event.id, NO_LINGER, false)
-          .then((settled) => queuedAnswer(settled, key, event), freedThenThrow(key));
-      return queuedAnswer(now.settle(key, token, outcome, event.id, NO_LINGER, false), key, event);
+          .settle(key, token, outcome, id, NO_LINGER, false)
+          .then((settled) => queuedAnswer(settled, key, id, type), freedThenThrow(key));
+      return queuedAnswer(now.settle(key, token, outcome, id, NO_LINGER, false), key, id, type);
     } catch (error) {
       return freedThenThrow(key)(error);
     }
@@ -296,9 +298,9 @@ export function createDispatcher(
   }
 
   /** The answer to a delivery once its enqueue and its claim's settle are over; the event freed here. */
-  function queuedAnswer(outcome: Outcome, key: string, event: AnyWebhookEvent): DispatchResult {
+  function queuedAnswer(outcome: Outcome, key: string, id: string, type: string): DispatchResult {
     running.delete(key);
-    if (outcome.ok) return results.acknowledged(event, 'queued', null);
+    if (outcome.ok) return results.queued(id, type);
     const full = outcome.errors.find((e): e is InboxFull => e instanceof InboxFull);
     if (full === undefined) return results.inboxUnavailable();
     warn(

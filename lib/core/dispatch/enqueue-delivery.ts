@@ -33,7 +33,10 @@ export function enqueueDelivery<R>(
   /** The body text `event.raw` was parsed from, queued as is; without it the envelope is written again. */
   envelopeText?: string,
 ): Promise<R> {
-  const failed = (error: unknown) => next(notQueued(error, event, log));
+  // Only the id and type are kept through the wait, not the event: what stays alive across an
+  // enqueue is what every scavenge copies.
+  const { id, type } = event;
+  const failed = (error: unknown) => next(notQueued(error, id, type, log));
   let enqueued: Promise<void>;
   try {
     const delivery = queuedDelivery(key, event, header, traceparent, envelopeText);
@@ -57,15 +60,11 @@ export function enqueueDelivery<R>(
 /** A new object each time: an outcome is the claim's to settle with, and may be kept. */
 const queued = (): Outcome => ({ ok: true });
 
-function notQueued(
-  error: unknown,
-  event: Pick<AnyWebhookEvent, 'id' | 'type'>,
-  log: ResolvedLogger,
-): Outcome {
+function notQueued(error: unknown, id: string, type: string, log: ResolvedLogger): Outcome {
   // A full queue is a bound kept, not a fault: the dispatcher says so, once a minute.
   if (!(error instanceof InboxFull))
     log.error(
-      { eventId: event.id, type: event.type, err: error },
+      { eventId: id, type, err: error },
       'could not queue the event in the inbox; answering 503 so the Service retries it',
     );
   return { ok: false, errors: [error], retryLater: undefined };
