@@ -448,39 +448,52 @@ describe('a delivery queued in an inbox', () => {
   // While Redis or PostgreSQL stalls, every delivery waits on its enqueue for up to storeTimeoutMs,
   // thousands at once under load. Each holds what its answer needs (the event's id and type) and the
   // queued delivery the engine was given, never the parsed envelope and the typed event built from it.
-  it('holds neither the typed event nor its parsed envelope while its enqueue is pending', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    let release: (() => void) | undefined;
+  /** A MemoryStore that answers through its promises only: the dispatcher's path for a remote store. */
+  const answeringLater = () => {
     const store = new MemoryStore({ logger: false });
-    const receiver = queuedCore(() => new Promise<void>((resolve) => (release = resolve)), store);
-    const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_not_held' }));
-    const seen: { event?: WeakRef<object>; raw?: WeakRef<object> } = {};
-    const real = enqueueModule.enqueueDelivery;
-    const watched = jest
-      .spyOn(enqueueModule, 'enqueueDelivery')
-      .mockImplementationOnce((...args: Parameters<typeof real>) => {
-        seen.event = new WeakRef(args[2]);
-        seen.raw = new WeakRef(args[2].raw);
-        return real(...args);
+    store[ANSWERS_NOW] = () => undefined;
+    return store;
+  };
+  it.each([
+    ['a MemoryStore', () => new MemoryStore({ logger: false })],
+    ['a store that answers in promises', answeringLater],
+    ['no idempotency store', () => false as const],
+  ])(
+    'with %s, holds neither the typed event nor its parsed envelope while its enqueue is pending',
+    async (_, idempotency) => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      let release: (() => void) | undefined;
+      const store = idempotency();
+      const receiver = queuedCore(() => new Promise<void>((resolve) => (release = resolve)), store);
+      const body = JSON.stringify(buildEvent('ag.hid_org.created', {}, { id: 'evt_not_held' }));
+      const seen: { event?: WeakRef<object>; raw?: WeakRef<object> } = {};
+      const real = enqueueModule.enqueueDelivery;
+      const watched = jest
+        .spyOn(enqueueModule, 'enqueueDelivery')
+        .mockImplementationOnce((...args: Parameters<typeof real>) => {
+          seen.event = new WeakRef(args[2]);
+          seen.raw = new WeakRef(args[2].raw);
+          return real(...args);
+        });
+      const handled = receiver.handle(coreRequest(body, TOKEN));
+      await pollUntil('the enqueue called', () => release !== undefined);
+      // The spy's own record of the call holds the event: forgotten before looking.
+      watched.mockRestore();
+      for (let i = 0; i < 3; i++) {
+        gc();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const held = { event: seen.event?.deref() !== undefined, raw: seen.raw?.deref() !== undefined };
+      release?.();
+      const { answer, record } = await handled;
+      if (store !== false) store.close();
+      expect({ held, answer: [answer.status, record.outcome, JSON.parse(answer.body)] }).toEqual({
+        held: { event: false, raw: false },
+        answer: [200, 'queued', { id: 'evt_not_held', type: 'ag.hid_org.created', status: 'queued' }],
       });
-    const handled = receiver.handle(coreRequest(body, TOKEN));
-    await pollUntil('the enqueue called', () => release !== undefined);
-    // The spy's own record of the call holds the event: forgotten before looking.
-    watched.mockRestore();
-    for (let i = 0; i < 3; i++) {
-      gc();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    const held = { event: seen.event?.deref() !== undefined, raw: seen.raw?.deref() !== undefined };
-    release?.();
-    const { answer, record } = await handled;
-    store.close();
-    expect({ held, answer: [answer.status, record.outcome, JSON.parse(answer.body)] }).toEqual({
-      held: { event: false, raw: false },
-      answer: [200, 'queued', { id: 'evt_not_held', type: 'ag.hid_org.created', status: 'queued' }],
-    });
-  });
+    },
+  );
 
   // The enqueue's outcome goes straight to the dispatcher's settle and answer, with no .then of its
   // own between: if a later change lets that continuation throw, the event must not stay held, or

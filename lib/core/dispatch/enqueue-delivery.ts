@@ -33,8 +33,8 @@ export function enqueueDelivery<R>(
   /** The body text `event.raw` was parsed from, queued as is; without it the envelope is written again. */
   envelopeText?: string,
 ): Promise<R> {
-  // Only the id and type are kept through the wait, not the event: what stays alive across an
-  // enqueue is what every scavenge copies.
+  // Only the id and type are kept through the wait, not the event: a caller that lets go of the
+  // event (the dispatcher does) holds none of it while the engine answers.
   const { id, type } = event;
   const failed = (error: unknown) => next(notQueued(error, id, type, log));
   let enqueued: Promise<void>;
