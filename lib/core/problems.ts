@@ -190,6 +190,26 @@ export interface DispatchResult {
   handlers?: readonly HandlerRun[];
 }
 
+type AcknowledgedStatus = 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'queued';
+
+/** A 2xx answer naming the event, and what the record takes from it. */
+function acknowledgedAs(
+  id: string,
+  type: string,
+  status: AcknowledgedStatus,
+  handlerMs: number | null,
+  ordering?: 'newest' | 'stale',
+): DispatchResult {
+  const result: DispatchResult = {
+    answer: eventAnswer(id, type, status),
+    outcome: status,
+    problem: null,
+    handlerMs,
+  };
+  if (ordering !== undefined) result.ordering = ordering;
+  return result;
+}
+
 /** The answers dispatch can give, built from the receiver's `Retry-After`. */
 export function dispatchResults(retryAfter: string) {
   const problem = (
@@ -285,25 +305,11 @@ export function dispatchResults(retryAfter: string) {
       ),
     acknowledged: (
       event: AnyWebhookEvent,
-      status: 'processed' | 'unhandled' | 'duplicate' | 'stale' | 'queued',
+      status: AcknowledgedStatus,
       handlerMs: number | null,
       ordering?: 'newest' | 'stale',
-    ): DispatchResult => {
-      const result: DispatchResult = {
-        answer: eventAnswer(event.id, event.type, status),
-        outcome: status,
-        problem: null,
-        handlerMs,
-      };
-      if (ordering !== undefined) result.ordering = ordering;
-      return result;
-    },
+    ): DispatchResult => acknowledgedAs(event.id, event.type, status, handlerMs, ordering),
     /** `acknowledged(event, 'queued', null)` from the event's id and type alone. */
-    queued: (id: string, type: string): DispatchResult => ({
-      answer: eventAnswer(id, type, 'queued'),
-      outcome: 'queued',
-      problem: null,
-      handlerMs: null,
-    }),
+    queued: (id: string, type: string): DispatchResult => acknowledgedAs(id, type, 'queued', null),
   };
 }
