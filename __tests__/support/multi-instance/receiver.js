@@ -54,14 +54,23 @@ async function handle(event, name) {
 }
 
 /**
- * The receiver's log, kept quiet but for a success the store did not record (the stated windows): a
- * handler's, or an event's markDone given up on.
+ * The receiver's log: a success the store did not record (the stated windows), a handler's or an
+ * event's markDone given up on, said apart; and every warning and error of an event as a `LOG` line,
+ * which the proof shows beside an event that ran twice unexplained.
  */
+const said = (level, meta, message) => {
+  if (typeof meta?.eventId === 'string')
+    process.stdout.write(
+      `LOG ${JSON.stringify([Date.now(), level, meta.eventId, meta.handler, meta.reason, message.slice(0, 90)])}\n`,
+    );
+};
 const logger = {
   error(meta, message) {
+    said('error', meta, message);
     if (/gave up marking the event done/.test(message)) process.stdout.write(`GAVE-UP ${meta.eventId}\n`);
   },
   warn(meta, message) {
+    said('warn', meta, message);
     if (
       /could not record a handler's success|handler succeeded after the event's lease ran out/.test(message)
     )

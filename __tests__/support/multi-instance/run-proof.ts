@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { idempotencyKey } from '../../../lib/idempotency/store-keys';
 import { buildEvent, DELIVERY_HEADERS } from '../../../lib/testing';
 import { freePort } from '../server-binary';
@@ -68,6 +69,12 @@ export interface ProofFigures {
    * states. Not a failure.
    */
   rerunAfterGiveUp: [string, number][];
+  /**
+   * For each of `notExactlyOnce`, what the proof knows of it, to read why in a failed run: each run
+   * (its process's ledger file, ms after the start), and each warning or error the receivers logged
+   * for its event (process, ms, level, handler, reason, message).
+   */
+  unexplained: { key: string; runs: string[]; logs: unknown[] }[];
   /** Events acknowledged (200/201) while the ledger held no success for them. */
   ackedBeforeSuccess: string[];
   unacknowledged: string[];
@@ -95,6 +102,8 @@ export class Instance {
   readonly bookkeeping: string[] = [];
   /** `event/handler` successes the store did not record (logged by the receiver), across restarts. */
   readonly unrecorded: string[] = [];
+  /** The receiver's warnings and errors of an event (`LOG` lines, JSON), by process, across restarts. */
+  readonly logs: { pid: number | undefined; line: string }[] = [];
   /**
    * By process id, what each process said of its own successes: `stored`, those it saw the store
    * record (`[key]` for a markDone, `[key, handler]` for a markHandlerDone, as JSON); `gaveUp`, the
@@ -119,14 +128,15 @@ export class Instance {
     if (child.pid !== undefined) this.said.set(child.pid, said);
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => void (stderr += d.toString()));
-    child.stdout?.on('data', (d: Buffer) => {
-      for (const line of d.toString().split('\n').filter(Boolean)) {
-        if (line.startsWith('BOOKKEEPING ')) this.bookkeeping.push(line.slice('BOOKKEEPING '.length));
-        else if (line.startsWith('UNRECORDED ')) this.unrecorded.push(line.slice('UNRECORDED '.length));
-        else if (line.startsWith('STORED ')) said.stored.add(line.slice('STORED '.length));
-        else if (line.startsWith('GAVE-UP ')) said.gaveUp.add(line.slice('GAVE-UP '.length));
-        else this.lines.push(line);
-      }
+    // Whole lines, never a chunk's split ones: a `STORED` or `UNRECORDED` line cut in two would be lost.
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line: string) => {
+      if (line === '') return;
+      if (line.startsWith('BOOKKEEPING ')) this.bookkeeping.push(line.slice('BOOKKEEPING '.length));
+      else if (line.startsWith('UNRECORDED ')) this.unrecorded.push(line.slice('UNRECORDED '.length));
+      else if (line.startsWith('STORED ')) said.stored.add(line.slice('STORED '.length));
+      else if (line.startsWith('GAVE-UP ')) said.gaveUp.add(line.slice('GAVE-UP '.length));
+      else if (line.startsWith('LOG ')) this.logs.push({ pid: child.pid, line: line.slice('LOG '.length) });
+      else this.lines.push(line);
     });
     const deadline = Date.now() + 30_000;
     while (!this.lines.includes(`READY ${this.name}`)) {
@@ -202,6 +212,7 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     rerunUnrecorded: [],
     rerunAfterKill: [],
     rerunAfterGiveUp: [],
+    unexplained: [],
     ackedBeforeSuccess: [],
     unacknowledged: [],
   };
@@ -365,6 +376,17 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
       else if (why === 'give-up') figures.rerunAfterGiveUp.push([key, n]);
       else if (n > 1 && unrecorded.has(key)) figures.rerunUnrecorded.push([key, n]);
       else figures.notExactlyOnce.push([key, n]);
+    }
+    for (const [key] of figures.notExactlyOnce) {
+      const id = key.split('/')[0] as string;
+      const logs = instances.flatMap((i) =>
+        i.logs.flatMap(({ pid, line }) => {
+          const [at, ...rest] = JSON.parse(line) as [number, ...unknown[]];
+          return rest[1] === id ? [[`${i.name}-${pid}`, at - started, ...rest]] : [];
+        }),
+      );
+      const ran = (runs.get(key) ?? []).map((r) => `${r.file} +${r.at - started}`);
+      figures.unexplained.push({ key, runs: ran, logs });
     }
   } finally {
     figures.seconds = Math.round((Date.now() - started) / 100) / 10;
