@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -40,8 +40,41 @@ export function describeWithServer(found: boolean, what: string, install: string
   };
 }
 
-/** A loopback port that was free a moment ago. */
+/**
+ * The lowest port the kernel hands out itself (a connect's local port, a listen on port 0): the start
+ * of Linux's `ip_local_port_range`, else its default.
+ */
+function kernelPortsFrom(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 1024) return low;
+  } catch {
+    // Not Linux: its default below.
+  }
+  return 32768;
+}
+
+/** Whether `port` can be listened on at 127.0.0.1 now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A loopback port that was free a moment ago, outside the range the kernel picks ports from: a
+ * server stopped and restarted on it (a chaos restart, a killed receiver) never finds it taken by an
+ * outgoing connection that got it as its local port meanwhile.
+ */
 export async function freePort(): Promise<number> {
+  const low = kernelPortsFrom();
+  const first = 10_000;
+  for (let tries = 0; tries < 50 && low > first; tries++) {
+    const port = first + Math.floor(Math.random() * (low - first));
+    if (await bindable(port)) return port;
+  }
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
