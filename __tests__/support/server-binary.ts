@@ -47,12 +47,15 @@ export function describeWithServer(found: boolean, what: string, install: string
 function kernelPortsFrom(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(low) && low > 1024) return low;
+    if (Number.isInteger(low) && low > 0) return low;
   } catch {
     // Not Linux: its default below.
   }
   return 32768;
 }
+
+/** The lowest port `freePort` picks, well above the well-known ones. */
+export const FIRST_PORT = 10_000;
 
 /** Whether `port` can be listened on at 127.0.0.1 now. */
 function bindable(port: number): Promise<boolean> {
@@ -70,9 +73,9 @@ function bindable(port: number): Promise<boolean> {
  */
 export async function freePort(): Promise<number> {
   const low = kernelPortsFrom();
-  const first = 10_000;
-  for (let tries = 0; tries < 50 && low > first; tries++) {
-    const port = first + Math.floor(Math.random() * (low - first));
+  // A kernel range reaching down to here leaves no room below it: then any port the kernel gives.
+  for (let tries = 0; tries < 50 && low > FIRST_PORT; tries++) {
+    const port = FIRST_PORT + Math.floor(Math.random() * (low - FIRST_PORT));
     if (await bindable(port)) return port;
   }
   const server = net.createServer();

@@ -71,10 +71,12 @@ export interface ProofFigures {
   rerunAfterGiveUp: [string, number][];
   /**
    * For each of `notExactlyOnce`, what the proof knows of it, to read why in a failed run: each run
-   * (its process's ledger file, ms after the start), and each warning or error the receivers logged
-   * for its event (process, ms, level, handler, reason, message).
+   * (its process's ledger file, ms after the start); what each process said of it (`stored` the
+   * event's markDone or this handler's success, `gave up` marking it done) and which one the SIGKILL
+   * cut; and each warning or error the receivers logged for its event, in time order (process, ms,
+   * level, event id, handler, reason, message).
    */
-  unexplained: { key: string; runs: string[]; logs: unknown[] }[];
+  unexplained: { key: string; runs: string[]; said: string[]; logs: unknown[] }[];
   /** Events acknowledged (200/201) while the ledger held no success for them. */
   ackedBeforeSuccess: string[];
   unacknowledged: string[];
@@ -378,15 +380,33 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
       else figures.notExactlyOnce.push([key, n]);
     }
     for (const [key] of figures.notExactlyOnce) {
-      const id = key.split('/')[0] as string;
-      const logs = instances.flatMap((i) =>
-        i.logs.flatMap(({ pid, line }) => {
-          const [at, ...rest] = JSON.parse(line) as [number, ...unknown[]];
-          return rest[1] === id ? [[`${i.name}-${pid}`, at - started, ...rest]] : [];
+      const [id, handler] = key.split('/') as [string, string | undefined];
+      const storeKey = idempotencyKey('', source, id);
+      const said = instances.flatMap((i) =>
+        [...i.said].flatMap(([pid, { stored, gaveUp }]) => {
+          const who = `${i.name}-${pid}`;
+          return [
+            ...(stored.has(JSON.stringify([storeKey])) ? [`${who} stored the event`] : []),
+            ...(handler !== undefined && stored.has(JSON.stringify([storeKey, handler]))
+              ? [`${who} stored ${handler}`]
+              : []),
+            ...(gaveUp.has(id) ? [`${who} gave up`] : []),
+            ...(killed?.file === `${who}.log` ? [`${who} was killed at +${killed.at - started}`] : []),
+          ];
         }),
       );
+      const logs = instances
+        .flatMap((i) =>
+          i.logs.flatMap(({ pid, line }) => {
+            const [at, ...rest] = JSON.parse(line) as [number, ...unknown[]];
+            return rest[1] === id
+              ? [[`${i.name}-${pid}`, at - started, ...rest] as [string, number, ...unknown[]]]
+              : [];
+          }),
+        )
+        .sort((x, y) => x[1] - y[1]);
       const ran = (runs.get(key) ?? []).map((r) => `${r.file} +${r.at - started}`);
-      figures.unexplained.push({ key, runs: ran, logs });
+      figures.unexplained.push({ key, runs: ran, said, logs });
     }
   } finally {
     figures.seconds = Math.round((Date.now() - started) / 100) / 10;
