@@ -26,7 +26,8 @@ function expectTheProof(figures: ProofFigures, chaos: readonly string[]): void {
   // - it gave up marking the event done (markDoneGivenUp) and the event came again after its lease
   //   (docs/delivery-guarantees.md): rerunAfterGiveUp;
   // - with three handlers, it logged that a handler's success was not recorded: rerunUnrecorded.
-  // `unexplained` shows, for each, its runs and its event's log lines: the failure says why itself.
+  // `unexplained` shows, for each, its runs, what each process said of it and its event's log lines:
+  // the failure says why itself.
   expect({ notExactlyOnce: figures.notExactlyOnce, unexplained: figures.unexplained }).toEqual({
     notExactlyOnce: [],
     unexplained: [],

@@ -44,7 +44,7 @@ export function describeWithServer(found: boolean, what: string, install: string
  * The lowest port the kernel hands out itself (a connect's local port, a listen on port 0): the start
  * of Linux's `ip_local_port_range`, else its default.
  */
-function kernelPortsFrom(): number {
+export function kernelPortsFrom(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(low) && low > 0) return low;

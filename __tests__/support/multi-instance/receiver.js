@@ -58,7 +58,7 @@ async function handle(event, name) {
  * event's markDone given up on, said apart; and every warning and error of an event as a `LOG` line,
  * which the proof shows beside an event that ran twice unexplained.
  */
-const said = (level, meta, message) => {
+const logLine = (level, meta, message) => {
   if (typeof meta?.eventId === 'string')
     process.stdout.write(
       `LOG ${JSON.stringify([Date.now(), level, meta.eventId, meta.handler, meta.reason, message.slice(0, 90)])}\n`,
@@ -66,11 +66,11 @@ const said = (level, meta, message) => {
 };
 const logger = {
   error(meta, message) {
-    said('error', meta, message);
+    logLine('error', meta, message);
     if (/gave up marking the event done/.test(message)) process.stdout.write(`GAVE-UP ${meta.eventId}\n`);
   },
   warn(meta, message) {
-    said('warn', meta, message);
+    logLine('warn', meta, message);
     if (
       /could not record a handler's success|handler succeeded after the event's lease ran out/.test(message)
     )
