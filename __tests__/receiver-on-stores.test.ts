@@ -349,6 +349,53 @@ for (const kind of KINDS) {
         expect(run).toBe(3);
       });
 
+      it('counts a handler success that outlived its lease as lease-lost, each one, though the log says it once a minute', async () => {
+        const runs: string[] = [];
+        const late = gate('the first runs of the slow handlers may succeed');
+        const slow = (name: string) => async () => {
+          runs.push(name);
+          if (runs.filter((r) => r === name).length === 1) await late.opened; // outlives its lease
+        };
+        const router = createEventRouter()
+          .on('ag.access_pass.issued', slow('slow-1'), { name: 'slow-1' })
+          .on('ag.access_pass.issued', slow('slow-2'), { name: 'slow-2' })
+          .on(
+            'ag.access_pass.issued',
+            () => {
+              runs.push('quick');
+              // Failing on a's run: so a records each slow success apart instead of marking the event done.
+              if (runs.filter((r) => r === 'quick').length === 1) throw new Error('the first run fails');
+            },
+            { name: 'quick' },
+          );
+        const bookkeeping: string[] = [];
+        const warned: string[] = [];
+        const a = await start(door, {
+          idempotency: { store, leaseMs: 100 },
+          timeoutMs: 20,
+          router,
+          logger: {
+            warn: (_meta: unknown, message: string) => void warned.push(message),
+            error: () => undefined,
+          },
+          onDelivery: Object.assign(() => undefined, {
+            onBookkeeping: (e: string) => void bookkeeping.push(e),
+          }),
+        });
+        const b = await start(door, { idempotency: { store, leaseMs: 10_000 }, timeoutMs: 5_000, router });
+        const event = issued({}, `evt_handler_overrun_${newPass()}`);
+        expect((await a.send(delivery(event))).status).toBe(503); // past timeoutMs, slow ones running
+        await sleep(150); // the 100 ms lease ran out: a wait on the clock itself (the store's too)
+        const taken = await b.send(delivery(event));
+        expect([taken.status, JSON.parse(taken.text).status]).toEqual([200, 'processed']);
+        late.open();
+        await a.drain({ timeoutMs: 5000 });
+        // Two successes the store refused: two counts, where the rate-limited log has one line.
+        expect(bookkeeping).toEqual(['lease-lost', 'lease-lost']);
+        expect(warned.filter((m) => m.includes("succeeded after the event's lease ran out"))).toHaveLength(1);
+        expect(runs.sort()).toEqual(['quick', 'quick', 'slow-1', 'slow-1', 'slow-2', 'slow-2']);
+      });
+
       it("retries a failed advance of the entity's mark in the background, so an older event is then stale, not held off", async () => {
         const entities = store as IdempotencyStore & EntityOrderingStore;
         let failures = 2;

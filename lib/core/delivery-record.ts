@@ -94,9 +94,10 @@ export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
   onRequestStart?: () => unknown;
   /**
    * Called for what the idempotency store's bookkeeping did after an answer: a failed markDone that
-   * a background retry recovered (`mark-done-recovered`) or gave up on (`mark-done-failed`), and a
-   * success that found its lease taken over (`lease-lost`); and an event of an ordered entity whose
-   * `time` lay past its receipt plus `maxFutureSkewMs`, so the entity's mark was held at that bound
+   * a background retry recovered (`mark-done-recovered`) or gave up on (`mark-done-failed`); each
+   * success, an event's or one of its handlers', that found its lease taken over (`lease-lost`: the
+   * log says it once a minute, this every time); and an event of an ordered entity whose `time` lay
+   * past its receipt plus `maxFutureSkewMs`, so the entity's mark was held at that bound
    * (`future-time`).
    */
   onBookkeeping?: (event: BookkeepingEvent) => unknown;

@@ -177,6 +177,9 @@ export function boundedStore(
         .then(
           (applied) => {
             if (applied) return;
+            // Counted each time, where the log says it once a minute: an operator's metric, and a
+            // proof's evidence, must see every success that may run again.
+            onBookkeeping?.('lease-lost');
             warn(
               'warn',
               'lease-lost',
