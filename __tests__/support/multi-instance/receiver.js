@@ -81,12 +81,18 @@ const logger = {
 /**
  * The shared store, saying on stdout each success it recorded for this process (`STORED [key]` for a
  * markDone, `STORED [key, handler]` for a markHandlerDone): after a SIGKILL, the proof reads in them
- * which successes of the killed process the store never heard, the only ones that may run again.
+ * which successes of the killed process the store never heard, the only ones that may run again. A
+ * handler's success the store refused (its lease taken over) or failed on is `REFUSED [key, handler]`:
+ * the receiver logs the first kind once a minute, so its log alone cannot say which ran again.
  */
 function reporting(store) {
   const stored = (entry) => (applied) => {
-    if (applied !== false) process.stdout.write(`STORED ${JSON.stringify(entry)}\n`);
+    process.stdout.write(`${applied === false ? 'REFUSED' : 'STORED'} ${JSON.stringify(entry)}\n`);
     return applied;
+  };
+  const refused = (entry) => (error) => {
+    process.stdout.write(`REFUSED ${JSON.stringify(entry)}\n`);
+    throw error;
   };
   return new Proxy(store, {
     get(target, name) {
@@ -95,7 +101,9 @@ function reporting(store) {
         return (key, token, retentionMs) => value.call(target, key, token, retentionMs).then(stored([key]));
       if (name === 'markHandlerDone')
         return (key, token, handler, retentionMs) =>
-          value.call(target, key, token, handler, retentionMs).then(stored([key, handler]));
+          value
+            .call(target, key, token, handler, retentionMs)
+            .then(stored([key, handler]), refused([key, handler]));
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });

@@ -53,7 +53,8 @@ export interface ProofFigures {
   notExactlyOnce: [string, number][];
   /**
    * With three handlers: `event/handler` pairs that ran again because the store did not hear their
-   * success (the receiver logged it: the window docs/delivery-guarantees.md states). Not a failure.
+   * success (the receiver logged it, or the store refused or failed its record to the process that ran
+   * it first: the window docs/delivery-guarantees.md states). Not a failure.
    */
   rerunUnrecorded: [string, number][];
   /**
@@ -108,10 +109,11 @@ export class Instance {
   readonly logs: { pid: number | undefined; line: string }[] = [];
   /**
    * By process id, what each process said of its own successes: `stored`, those it saw the store
-   * record (`[key]` for a markDone, `[key, handler]` for a markHandlerDone, as JSON); `gaveUp`, the
-   * events it gave up marking done (receiver.js prints both).
+   * record (`[key]` for a markDone, `[key, handler]` for a markHandlerDone, as JSON); `refused`,
+   * those the store refused (a lease taken over) or failed on; `gaveUp`, the events it gave up marking
+   * done (receiver.js prints all three).
    */
-  readonly said = new Map<number, { stored: Set<string>; gaveUp: Set<string> }>();
+  readonly said = new Map<number, { stored: Set<string>; refused: Set<string>; gaveUp: Set<string> }>();
   constructor(
     readonly name: string,
     readonly port: number,
@@ -126,7 +128,7 @@ export class Instance {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
-    const said = { stored: new Set<string>(), gaveUp: new Set<string>() };
+    const said = { stored: new Set<string>(), refused: new Set<string>(), gaveUp: new Set<string>() };
     if (child.pid !== undefined) this.said.set(child.pid, said);
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => void (stderr += d.toString()));
@@ -136,6 +138,7 @@ export class Instance {
       if (line.startsWith('BOOKKEEPING ')) this.bookkeeping.push(line.slice('BOOKKEEPING '.length));
       else if (line.startsWith('UNRECORDED ')) this.unrecorded.push(line.slice('UNRECORDED '.length));
       else if (line.startsWith('STORED ')) said.stored.add(line.slice('STORED '.length));
+      else if (line.startsWith('REFUSED ')) said.refused.add(line.slice('REFUSED '.length));
       else if (line.startsWith('GAVE-UP ')) said.gaveUp.add(line.slice('GAVE-UP '.length));
       else if (line.startsWith('LOG ')) this.logs.push({ pid: child.pid, line: line.slice('LOG '.length) });
       else this.lines.push(line);
@@ -235,8 +238,9 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
   /**
    * Why `key` (an event, or `event/handler`) may have run twice, from the record of the process that
    * ran it first (its ledger file is `<instance>-<pid>.log`): that process never saw the store record
-   * the success, and then it was killed (`kill`) or gave up marking the event done (`give-up`), and
-   * the second run came after. Undefined when nothing shows it: then the second run is a fault.
+   * the success, and then it was killed (`kill`), gave up marking the event done (`give-up`) or was
+   * refused the handler's record by the store (`refused`), and the second run came after. Undefined
+   * when nothing shows it: then the second run is a fault.
    */
   const whyTwice = (key: string, runs: readonly { file: string; at: number }[]) => {
     if (runs.length !== 2) return undefined;
@@ -250,6 +254,8 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
     if (handler !== undefined && said.stored.has(JSON.stringify([storeKey, handler]))) return undefined;
     if (first.file === killed?.file && again.at > killed.at) return 'kill';
     if (said.gaveUp.has(id) && again.at > first.at) return 'give-up';
+    if (handler !== undefined && said.refused.has(JSON.stringify([storeKey, handler])) && again.at > first.at)
+      return 'refused';
     return undefined;
   };
   /** The victim takes no new deliveries from the kill event's first attempt until its restart. */
@@ -376,19 +382,22 @@ export async function runProof(libDir: string, options: ProofOptions): Promise<P
       const why = whyTwice(key, ran);
       if (why === 'kill') figures.rerunAfterKill.push([key, n]);
       else if (why === 'give-up') figures.rerunAfterGiveUp.push([key, n]);
-      else if (n > 1 && unrecorded.has(key)) figures.rerunUnrecorded.push([key, n]);
+      else if (why === 'refused' || (n > 1 && unrecorded.has(key))) figures.rerunUnrecorded.push([key, n]);
       else figures.notExactlyOnce.push([key, n]);
     }
     for (const [key] of figures.notExactlyOnce) {
       const [id, handler] = key.split('/') as [string, string | undefined];
       const storeKey = idempotencyKey('', source, id);
       const said = instances.flatMap((i) =>
-        [...i.said].flatMap(([pid, { stored, gaveUp }]) => {
+        [...i.said].flatMap(([pid, { stored, refused, gaveUp }]) => {
           const who = `${i.name}-${pid}`;
           return [
             ...(stored.has(JSON.stringify([storeKey])) ? [`${who} stored the event`] : []),
             ...(handler !== undefined && stored.has(JSON.stringify([storeKey, handler]))
               ? [`${who} stored ${handler}`]
+              : []),
+            ...(handler !== undefined && refused.has(JSON.stringify([storeKey, handler]))
+              ? [`${who} was refused ${handler}`]
               : []),
             ...(gaveUp.has(id) ? [`${who} gave up`] : []),
             ...(killed?.file === `${who}.log` ? [`${who} was killed at +${killed.at - started}`] : []),
