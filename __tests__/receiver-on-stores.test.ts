@@ -454,6 +454,37 @@ for (const kind of KINDS) {
         expect(JSON.parse((await other.send(delivery(event))).text)).toMatchObject({ status: 'duplicate' });
         expect(runs).toBe(1);
       });
+
+      it('does not call a markDone retry the store refused a recovery: it counts lease-lost alone', async () => {
+        let calls = 0;
+        const refusing: IdempotencyStore = {
+          claim: (...args) => store.claim(...args),
+          release: (...args) => store.release(...args),
+          get: (key) => store.get(key),
+          // The first try fails; the retry finds the lease taken over (as a store answers then).
+          markDone: () =>
+            ++calls === 1 ? Promise.reject(new Error('connection reset')) : Promise.resolve(false),
+        };
+        const bookkeeping: string[] = [];
+        const said: string[] = [];
+        const d = await start(door, {
+          idempotency: refusing,
+          router: createEventRouter().on('ag.access_pass.issued', () => undefined),
+          logger: {
+            info: (_meta: unknown, message: string) => void said.push(message),
+            warn: (_meta: unknown, message: string) => void said.push(message),
+            error: (_meta: unknown, message: string) => void said.push(message),
+          },
+          onDelivery: Object.assign(() => undefined, {
+            onBookkeeping: (e: string) => void bookkeeping.push(e),
+          }),
+        });
+        const event = issued({}, `evt_markdone_refused_${newPass()}`);
+        expect(JSON.parse((await d.send(delivery(event))).text)).toMatchObject({ status: 'processed' });
+        expect(await d.drain({ timeoutMs: 10_000 })).toMatchObject({ drained: true });
+        expect([calls, bookkeeping]).toEqual([2, ['lease-lost']]);
+        expect(said.filter((m) => /marked the event done on a retry/.test(m))).toEqual([]);
+      });
     });
   });
 }

@@ -95,10 +95,11 @@ export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
   /**
    * Called for what the idempotency store's bookkeeping did after an answer: a failed markDone that
    * a background retry recovered (`mark-done-recovered`) or gave up on (`mark-done-failed`); each
-   * success, an event's or one of its handlers', that found its lease taken over (`lease-lost`: the
-   * log says it once a minute, this every time); and an event of an ordered entity whose `time` lay
-   * past its receipt plus `maxFutureSkewMs`, so the entity's mark was held at that bound
-   * (`future-time`).
+   * success whose record the store refused because its lease had run out or been taken over
+   * (`lease-lost`, once per refused record: an event's markDone, or one handler's success when the
+   * event has several; the log says it once a minute, this every time); and an event of an ordered
+   * entity whose `time` lay past its receipt plus `maxFutureSkewMs`, so the entity's mark was held at
+   * that bound (`future-time`).
    */
   onBookkeeping?: (event: BookkeepingEvent) => unknown;
   /**

@@ -177,8 +177,8 @@ export function boundedStore(
         .then(
           (applied) => {
             if (applied) return;
-            // Counted each time, where the log says it once a minute: an operator's metric, and a
-            // proof's evidence, must see every success that may run again.
+            // Refused: the lease ran out (or was taken over) first. Counted each time, where the log
+            // says it once a minute: an operator's metric must see every success that may run again.
             onBookkeeping?.('lease-lost');
             warn(
               'warn',
@@ -251,9 +251,9 @@ export function boundedStore(
     },
   };
 
-  /** A fenced markDone: this delivery outran its lease and another took the event over. */
-  function noteMarkDone(applied: boolean | void, eventId: string): void {
-    if (applied !== false) return;
+  /** A fenced markDone: this delivery outran its lease and another took the event over. False then. */
+  function noteMarkDone(applied: boolean | void, eventId: string): boolean {
+    if (applied !== false) return true;
     onBookkeeping?.('lease-lost');
     warn(
       'warn',
@@ -261,6 +261,7 @@ export function boundedStore(
       { eventId, leaseMs },
       'the handlers succeeded after their lease ran out and another delivery took the event over; its outcome decides. Raise leaseMs above your slowest handler',
     );
+    return false;
   }
 
   /**
@@ -269,10 +270,12 @@ export function boundedStore(
    * the lease still holds redeliveries off meanwhile), then given up on with an error.
    */
   async function retryMarkDone(key: string, token: string, eventId: string): Promise<void> {
-    const attempt = await retrySpaced(
-      async () => noteMarkDone(await bounded('markDone', store.markDone(key, token, retentionMs)), eventId),
-      retryWindowMs,
-    );
+    let refused = false;
+    const attempt = await retrySpaced(async () => {
+      refused = !noteMarkDone(await bounded('markDone', store.markDone(key, token, retentionMs)), eventId);
+    }, retryWindowMs);
+    // A retry the store answered but refused recorded nothing: lease-lost said so, not a recovery.
+    if (attempt > 0 && refused) return;
     if (attempt > 0) {
       onBookkeeping?.('mark-done-recovered');
       log.info({ eventId, attempt }, 'marked the event done on a retry');
