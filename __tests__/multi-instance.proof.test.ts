@@ -32,7 +32,9 @@ function brokenPromises(figures: ProofFigures): string[] {
 
 /** "Nothing twice, nothing lost" across processes: what each proof must show, figures printed. */
 function expectTheProof(figures: ProofFigures, chaos: readonly string[]): void {
-  console.log(`[multi-instance proof] ${JSON.stringify(figures)}`);
+  // Written as the run ends, not held by jest's console to print under the file's result: there five
+  // blocks of figures came between a FAIL line and its reason, which a cut CI log then lost.
+  process.stdout.write(`[multi-instance proof] ${JSON.stringify(figures)}\n`);
   // Every event acknowledged only after its success, and run exactly once (with three handlers, each
   // handler of it), but in the windows the docs state, each shown by the record of the process that
   // ran it first, never by a blanket allowance; in each, that process never saw the store record the

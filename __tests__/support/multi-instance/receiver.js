@@ -82,8 +82,8 @@ const logger = {
  * The shared store, saying on stdout each success it recorded for this process (`STORED [key]` for a
  * markDone, `STORED [key, handler]` for a markHandlerDone): after a SIGKILL, the proof reads in them
  * which successes of the killed process the store never heard, the only ones that may run again. A
- * handler's success the store refused (its lease taken over) or failed on is `REFUSED [key, handler]`:
- * the receiver logs the first kind once a minute, so its log alone cannot say which ran again.
+ * success the store refused (a lease run out) or failed on is `REFUSED [key…]`: the receiver logs a
+ * refusal once a minute, so beside an unexplained rerun the proof shows which process it refused.
  */
 function reporting(store) {
   const stored = (entry) => (applied) => {
