@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import type { DeadLetter, Inbox } from '../../../lib';
 import { buildEvent, DELIVERY_HEADERS } from '../../../lib/testing';
 import { seeded } from '../seeded';
@@ -26,11 +27,10 @@ class Proc {
     this.child = child;
     let ready = false;
     child.stderr?.on('data', (d: Buffer) => void (this.stderr = (this.stderr + d.toString()).slice(-4000)));
-    child.stdout?.on('data', (d: Buffer) => {
-      for (const line of d.toString().split('\n')) {
-        if (line === `READY ${this.name}`) ready = true;
-        if (line.startsWith('HANG ')) this.hung.push(line.slice(5));
-      }
+    // Whole lines, never a chunk's split ones: a `HANG` line cut in two would never be seen.
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line: string) => {
+      if (line === `READY ${this.name}`) ready = true;
+      if (line.startsWith('HANG ')) this.hung.push(line.slice(5));
     });
     const deadline = Date.now() + 30_000;
     while (!ready) {
