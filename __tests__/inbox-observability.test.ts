@@ -121,4 +121,26 @@ describe('inboxMetrics', () => {
     };
     expect(() => inboxMetrics({ inbox, registy: 1 } as never)).toThrow(/did you mean "registry"/);
   });
+
+  it("counts what the worker's store did through onJob.onBookkeeping, by queue and event; future-time once, from the try", async () => {
+    const inbox = {
+      name: 'q-bookkeeping',
+      engine: 'fake',
+      status: async () => ({ waiting: 0, active: 0, dead: 0, oldestAgeMs: null }),
+    } as unknown as Inbox;
+    const registry = new Registry();
+    // Detached, as a worker's options hold it: the listener and its onBookkeeping need no `this`.
+    const { onJob } = inboxMetrics({ inbox, registry });
+    const { onBookkeeping } = onJob;
+    for (const event of ['lease-lost', 'lease-lost', 'mark-done-recovered', 'future-time'] as const)
+      onBookkeeping(event);
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'service_webhooks_inbox_bookkeeping_total{queue="q-bookkeeping",event="lease-lost"} 2',
+    );
+    expect(text).toContain(
+      'service_webhooks_inbox_bookkeeping_total{queue="q-bookkeeping",event="mark-done-recovered"} 1',
+    );
+    expect(text).not.toMatch(/inbox_bookkeeping_total\{[^}]*event="future-time"/);
+  });
 });

@@ -7,6 +7,7 @@ import {
   type IdempotencyStore,
 } from '../lib';
 import { captureLogger } from './support/capture-logger';
+import { pollUntil } from './support/poll-until';
 import { inboxWorkerCore } from '../lib/inbox/worker/inbox-worker-core';
 import { handledKey } from '../lib/inbox/worker/run-queued-event';
 import { eventPosition } from '../lib/core/dispatch/event-position';
@@ -502,5 +503,75 @@ describe('inboxWorkerCore: a try keeps its claim while its handlers run', () => 
       openTelemetryTracing,
     );
     expect(quiet.messages('warn')).toEqual([]);
+  });
+});
+
+describe("inboxWorkerCore: onJob.onBookkeeping, told what the worker's store did", () => {
+  /** A MemoryStore whose first markDone fails: the worker's background retry records it. */
+  function markDoneFailingOnce(): IdempotencyStore {
+    const store = new MemoryStore();
+    let failed = false;
+    return {
+      claim: (...args) => store.claim(...args),
+      release: (...args) => store.release(...args),
+      get: (key) => store.get(key),
+      markDone: (...args) =>
+        failed ? store.markDone(...args) : ((failed = true), Promise.reject(new Error('connection reset'))),
+    };
+  }
+  const router = () => createEventRouter().on('ag.access_pass.updated', () => undefined);
+
+  it('tells it of a markDone its background retry recovered, beside the try it reports', async () => {
+    const told: string[] = [];
+    const onJob = Object.assign((record: { outcome: string }) => void told.push(`job ${record.outcome}`), {
+      onBookkeeping: (event: string) => void told.push(event),
+    });
+    const core = inboxWorkerCore(
+      router(),
+      { idempotency: markDoneFailingOnce(), logger: false, onJob },
+      'review',
+      openTelemetryTracing,
+    );
+    expect(await core.run(queued('evt_bookkept', '2025-01-01T00:00:01Z'), 1)).toMatchObject({
+      then: 'complete',
+    });
+    await pollUntil('the retry recovered', () => told.includes('mark-done-recovered'), { timeoutMs: 20_000 });
+    expect(told).toEqual(['job processed', 'mark-done-recovered']);
+  });
+
+  it('logs what onBookkeeping throws, and the job is not affected', async () => {
+    const logger = captureLogger();
+    const onJob = Object.assign(() => undefined, {
+      onBookkeeping: () => {
+        throw new Error('a broken counter');
+      },
+    });
+    const core = inboxWorkerCore(
+      router(),
+      { idempotency: markDoneFailingOnce(), logger, onJob },
+      'review',
+      openTelemetryTracing,
+    );
+    expect(await core.run(queued('evt_bookkept_throws', '2025-01-01T00:00:01Z'), 1)).toMatchObject({
+      then: 'complete',
+    });
+    await pollUntil(
+      'the throw logged',
+      () =>
+        logger
+          .messages('error')
+          .some((m) => m.endsWith('onJob.onBookkeeping threw; the job was not affected')),
+      { timeoutMs: 20_000 },
+    );
+  });
+
+  it.each([
+    ['a string', 'count it'],
+    ['a number', 1],
+  ])('refuses an onBookkeeping that is %s, at construction', (_what, onBookkeeping) => {
+    const onJob = Object.assign(() => undefined, { onBookkeeping });
+    expect(() =>
+      inboxWorkerCore(router(), { logger: false, onJob } as never, 'review', openTelemetryTracing),
+    ).toThrow(/\[service-webhooks\] review: onJob\.onBookkeeping must be a function, or absent/);
   });
 });

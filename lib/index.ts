@@ -38,8 +38,8 @@ export {
 export { createFetchHandler, type FetchHandler } from './adapters/fetch/create-fetch-handler';
 export type { ReceiverOptions } from './core/receiver-options';
 export type { DrainResult } from './core/receiver-core';
+export type { BookkeepingEvent } from './idempotency/bookkeeping-event';
 export type {
-  BookkeepingEvent,
   DeliveryListener,
   DeliveryOutcome,
   DeliveryRecord,
@@ -100,6 +100,7 @@ export type {
   InboxWorker,
   InboxWorkerOptions,
   JobHandlerRun,
+  JobListener,
   JobRecord,
   ReplayFilter,
 } from './inbox/inbox';

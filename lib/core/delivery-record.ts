@@ -1,3 +1,4 @@
+import type { BookkeepingEvent } from '../idempotency/bookkeeping-event';
 import type { Layout } from '../events/webhook-event';
 
 /** How a request to the receiver ended, from the Service's point of view. */
@@ -109,9 +110,6 @@ export type DeliveryListener = ((record: DeliveryRecord) => unknown) & {
    */
   onEvent?: (envelope: Readonly<Record<string, unknown>>, record: DeliveryRecord) => unknown;
 };
-
-/** What the `onBookkeeping` of a {@link DeliveryListener} is told. */
-export type BookkeepingEvent = 'mark-done-recovered' | 'mark-done-failed' | 'lease-lost' | 'future-time';
 
 /** A record as it starts: nothing read yet, `rejected` until a later stage says otherwise. */
 export function newDeliveryRecord(attemptHeader: string | undefined): DeliveryRecord {

@@ -1,4 +1,5 @@
 import type { EventRouter } from '../events/event-router';
+import type { BookkeepingEvent } from '../idempotency/bookkeeping-event';
 import type { IdempotencyOptions } from '../idempotency/idempotency-options';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { Logger } from '../logger';
@@ -80,7 +81,7 @@ export interface InboxWorkerOptions {
    * Called after every try with what became of it (`inboxMetrics().onJob` counts them). It cannot
    * delay or change the job; what it throws is logged. Defaults to none.
    */
-  onJob?: (record: JobRecord) => unknown;
+  onJob?: JobListener;
   /**
    * Called when an issue ({@link Inbox.issues}) opens (its first dead letter), grows past 10, 100,
    * 1000 (each power of ten), and resolves (its last dead letter replayed and processed, or
@@ -98,6 +99,21 @@ export interface InboxWorkerOptions {
    */
   issueCheckMs?: number;
 }
+
+/**
+ * A worker's `onJob`: told of every try, and, through `onBookkeeping` when it has one, of what the
+ * idempotency store's bookkeeping did (as a receiver's `onDelivery.onBookkeeping` is).
+ */
+export type JobListener = ((record: JobRecord) => unknown) & {
+  /**
+   * Called for what the worker's idempotency store did besides the try's own answer: a failed
+   * markDone that a background retry recovered (`mark-done-recovered`) or gave up on
+   * (`mark-done-failed`); each success whose record the store refused because its lease had run out
+   * or been taken over (`lease-lost`); an event of an ordered entity dated past its receipt plus
+   * `maxFutureSkewMs` (`future-time`). What it throws is logged. Read once, when the worker starts.
+   */
+  onBookkeeping?: (event: BookkeepingEvent) => unknown;
+};
 
 /** One try of a queued event, as {@link InboxWorkerOptions.onJob} is told of it. */
 export interface JobRecord {

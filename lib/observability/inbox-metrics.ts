@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import { checkOptionKeys } from '../check-option-keys';
 import { withTimeout } from '../with-timeout';
+import type { BookkeepingEvent } from '../idempotency/bookkeeping-event';
 import type { Inbox, InboxStatus, JobRecord } from '../inbox/inbox';
 import type { InboxIssue } from '../inbox/inbox-issue';
 import { MAX_ISSUES } from '../inbox/check-dead-letter-query';
@@ -19,8 +20,14 @@ export interface InboxMetricsOptions {
 
 /** Give `onJob` to `inbox.startWorker(router, { onJob })`: it counts every try. */
 export interface InboxMetrics {
-  /** Counts one try of a job: by queue, type and outcome, with its duration. */
-  onJob(record: JobRecord): void;
+  /**
+   * Counts one try of a job: by queue, type and outcome, with its duration; and, as its
+   * `onBookkeeping`, what the worker's idempotency store did besides (`inbox_bookkeeping_total`).
+   */
+  onJob: ((record: JobRecord) => void) & {
+    /** Counts what the worker's store did besides a try, by queue and event (`future-time` aside). */
+    onBookkeeping(event: BookkeepingEvent): void;
+  };
 }
 
 interface Metrics {
@@ -28,6 +35,7 @@ interface Metrics {
   attempts: Counter<'queue' | 'type' | 'outcome'>;
   jobSeconds: Histogram<'queue' | 'type' | 'outcome'>;
   futureTime: Counter<'queue' | 'type'>;
+  bookkeeping: Counter<'queue' | 'event'>;
 }
 
 const KEYS = ['inbox', 'registry', 'prefix'];
@@ -164,6 +172,12 @@ function createMetrics(registry: Registry, prefix: string): Metrics {
         labelNames: ['queue', 'type'],
         registers: [registry],
       }),
+      bookkeeping: new Counter({
+        name: `${prefix}inbox_bookkeeping_total`,
+        help: "The worker's idempotency store after a try: failed markDone calls a background retry recovered (mark-done-recovered) or gave up on (mark-done-failed), records refused because their lease had run out or been taken over (lease-lost).",
+        labelNames: ['queue', 'event'],
+        registers: [registry],
+      }),
     };
   } catch (error) {
     throw new OptionsError(
@@ -193,12 +207,15 @@ export function inboxMetrics(options: InboxMetricsOptions): InboxMetrics {
   byPrefix.set(prefix, metrics);
   metrics.inboxes.add(inbox);
   const queue = inbox.name;
-  return {
-    onJob(record) {
-      const labels = { queue, type: typeLabel(record.type), outcome: record.outcome };
-      metrics.attempts.inc(labels);
-      metrics.jobSeconds.observe(labels, record.durationMs / 1000);
-      if (record.futureTime === true) metrics.futureTime.inc({ queue, type: labels.type });
-    },
+  const onJob = function onJob(record: JobRecord): void {
+    const labels = { queue, type: typeLabel(record.type), outcome: record.outcome };
+    metrics.attempts.inc(labels);
+    metrics.jobSeconds.observe(labels, record.durationMs / 1000);
+    if (record.futureTime === true) metrics.futureTime.inc({ queue, type: labels.type });
+  } as InboxMetrics['onJob'];
+  // future-time is counted from the try's record, by type: not twice.
+  onJob.onBookkeeping = function bookkeeping(event: BookkeepingEvent): void {
+    if (event !== 'future-time') metrics.bookkeeping.inc({ queue, event });
   };
+  return { onJob };
 }

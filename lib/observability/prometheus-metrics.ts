@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import { checkOptionKeys } from '../check-option-keys';
-import type { BookkeepingEvent, DeliveryListener, DeliveryRecord, HandlerRun } from '../core/delivery-record';
+import type { DeliveryListener, DeliveryRecord, HandlerRun } from '../core/delivery-record';
+import type { BookkeepingEvent } from '../idempotency/bookkeeping-event';
 import { OptionsError } from '../options-error';
 import { typeLabel } from './type-label';
 

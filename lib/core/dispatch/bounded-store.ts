@@ -1,5 +1,5 @@
 import type { ClaimResult, HandlersClaim, IdempotencyStore } from '../../idempotency/idempotency-store';
-import type { BookkeepingEvent } from '../delivery-record';
+import type { BookkeepingEvent } from '../../idempotency/bookkeeping-event';
 import type { ResolvedLogger } from '../../logger';
 import type { ResolvedDispatchOptions } from './dispatch-options';
 import type { RateLimitedLog } from '../../rate-limited-log';

@@ -4,7 +4,7 @@ import type { AnyWebhookEvent } from '../../events/webhook-event';
 import type { ResolvedLogger } from '../../logger';
 import { boundedStore } from './bounded-store';
 import { checkOrderingStore } from './check-ordering-store';
-import type { BookkeepingEvent } from '../delivery-record';
+import type { BookkeepingEvent } from '../../idempotency/bookkeeping-event';
 import type { ResolvedDispatchOptions } from './dispatch-options';
 import { dispatchResults, type DispatchResult } from '../problems';
 import { DeliveryContext } from './handler-context';

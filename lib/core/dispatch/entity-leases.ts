@@ -5,7 +5,7 @@ import type {
 } from '../../idempotency/entity-ordering-store';
 import type { IdempotencyStore } from '../../idempotency/idempotency-store';
 import type { ResolvedLogger } from '../../logger';
-import type { BookkeepingEvent } from '../delivery-record';
+import type { BookkeepingEvent } from '../../idempotency/bookkeeping-event';
 import type { RateLimitedLog } from '../../rate-limited-log';
 import { retrySpaced } from './retry-spaced';
 import { boundedCall, storeUnavailable } from './store-call';

@@ -3,7 +3,7 @@ import type { AnyWebhookEvent } from '../../events/webhook-event';
 import { hasEntityOrdering } from '../../idempotency/entity-ordering-store';
 import type { IdempotencyStore } from '../../idempotency/idempotency-store';
 import type { ResolvedLogger } from '../../logger';
-import type { BookkeepingEvent } from '../delivery-record';
+import type { BookkeepingEvent } from '../../idempotency/bookkeeping-event';
 import { eventPosition } from './event-position';
 import { entityLeases } from './entity-leases';
 import { keepClaim } from './keep-claim';

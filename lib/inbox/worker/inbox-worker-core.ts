@@ -1,4 +1,5 @@
 import { checkOptionKeys } from '../../check-option-keys';
+import type { BookkeepingEvent } from '../../idempotency/bookkeeping-event';
 import type { EventRouter } from '../../events/event-router';
 import type { RetryLater } from '../../events/retry-later';
 import { RateLimited } from '../../events/rate-limited';
@@ -147,6 +148,17 @@ export function inboxWorkerCore(
   if (options.onJob !== undefined && typeof options.onJob !== 'function')
     throw new OptionsError('ERR_SW_OPTION', where, 'onJob must be a function (record) => void');
   const onJob = options.onJob;
+  if (onJob?.onBookkeeping !== undefined && typeof onJob.onBookkeeping !== 'function')
+    throw new OptionsError('ERR_SW_OPTION', where, 'onJob.onBookkeeping must be a function, or absent');
+  const bookkeeping = onJob?.onBookkeeping?.bind(onJob);
+  // As the receiver's onDelivery.onBookkeeping: what the store's bookkeeping did, told as it happens.
+  const onBookkeeping =
+    bookkeeping &&
+    ((event: BookkeepingEvent) =>
+      callContained(
+        () => bookkeeping(event),
+        (error) => log.error({ err: error }, 'onJob.onBookkeeping threw; the job was not affected'),
+      ));
   const timeoutMs = options.timeoutMs ?? 600_000;
   checkEntityRetentionPlace(options.idempotency, where);
   // The receiver's store checks and bounds, reused: the worker's ledger is the same kind of store,
@@ -168,7 +180,7 @@ export function inboxWorkerCore(
     where,
   );
   const warn = rateLimitedLog(log);
-  const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, warn);
+  const store = dispatch.store === false ? undefined : boundedStore(dispatch, log, warn, onBookkeeping);
   // Refusing such a store would stop every custom store's worker for what only an overrunning
   // handler risks: it is said once, with the way out.
   if (store !== undefined && store.renew === undefined)
@@ -195,7 +207,7 @@ export function inboxWorkerCore(
     triesSpanMs(attempts, timeoutMs, backoff, where),
     where,
   );
-  const guard = orderingGuard({ ...dispatch, retentionMs: entityRetentionMs }, log, warn);
+  const guard = orderingGuard({ ...dispatch, retentionMs: entityRetentionMs }, log, warn, onBookkeeping);
   const delayAfter = (attempt: number, retryLater: RetryLater | undefined) =>
     retryLater?.retryAfterSeconds === undefined ? backoff(attempt) : retryLater.retryAfterSeconds * 1000;
   // No answer goes to the Service from a worker: the queue decides what happens next.
