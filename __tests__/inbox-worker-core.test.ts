@@ -539,6 +539,45 @@ describe("inboxWorkerCore: onJob.onBookkeeping, told what the worker's store did
     expect(told).toEqual(['job processed', 'mark-done-recovered']);
   });
 
+  it('tells it of a markDone the store refused (its lease taken over) as lease-lost', async () => {
+    const store = new MemoryStore();
+    const refusing: IdempotencyStore = {
+      claim: (...args) => store.claim(...args),
+      release: (...args) => store.release(...args),
+      get: (key) => store.get(key),
+      markDone: () => Promise.resolve(false),
+    };
+    const told: string[] = [];
+    const onJob = Object.assign(() => undefined, { onBookkeeping: (event: string) => void told.push(event) });
+    const core = inboxWorkerCore(
+      router(),
+      { idempotency: refusing, logger: false, onJob },
+      'review',
+      openTelemetryTracing,
+    );
+    await core.run(queued('evt_refused', '2025-01-01T00:00:01Z'), 1);
+    expect(told).toEqual(['lease-lost']);
+  });
+
+  it("tells it of an ordered entity's event dated past its receipt as future-time, as the try's record says", async () => {
+    const told: string[] = [];
+    const records: { futureTime?: boolean }[] = [];
+    const onJob = Object.assign((record: { futureTime?: boolean }) => void records.push(record), {
+      onBookkeeping: (event: string) => void told.push(event),
+    });
+    const ordered = createEventRouter().on('ag.access_pass.updated', () => undefined, {
+      ordering: 'newest-wins',
+    });
+    const core = inboxWorkerCore(
+      ordered,
+      { idempotency: new MemoryStore(), logger: false, onJob },
+      'review',
+      openTelemetryTracing,
+    );
+    await core.run(queued('evt_from_9999', '9999-01-01T00:00:00Z'), 1);
+    expect([told, records.map((r) => r.futureTime)]).toEqual([['future-time'], [true]]);
+  });
+
   it('logs what onBookkeeping throws, and the job is not affected', async () => {
     const logger = captureLogger();
     const onJob = Object.assign(() => undefined, {

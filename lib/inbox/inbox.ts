@@ -110,7 +110,11 @@ export type JobListener = ((record: JobRecord) => unknown) & {
    * markDone that a background retry recovered (`mark-done-recovered`) or gave up on
    * (`mark-done-failed`); each success whose record the store refused because its lease had run out
    * or been taken over (`lease-lost`); an event of an ordered entity dated past its receipt plus
-   * `maxFutureSkewMs` (`future-time`). What it throws is logged. Read once, when the worker starts.
+   * `maxFutureSkewMs` (`future-time`, each time a try reaches the ordering guard, a try put back
+   * while its entity is busy included: {@link JobRecord.futureTime} is the once-per-try signal). It
+   * may come after `close()`, from a markDone retry still running. What it throws is logged. Read
+   * once, when the worker starts. A listener composed of others keeps theirs only by passing it on:
+   * `Object.assign((record) => { a.onJob(record); b.onJob(record) }, { onBookkeeping: b.onJob.onBookkeeping })`.
    */
   onBookkeeping?: (event: BookkeepingEvent) => unknown;
 };
