@@ -144,7 +144,7 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', () => {
     const counted = counting();
     const store = new PostgresStore({ pool: counted, table: 'taken_over' });
     await store.setup();
-    // A new event and a retry after a release: one statement each, as before.
+    // A new event and a retry after a release: the claim, then its own read of what was recorded.
     counted.texts.length = 0;
     expect(await store.claimHandlers('fresh', 'a', HOUR)).toEqual({
       result: 'claimed',
@@ -153,7 +153,7 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', () => {
     });
     await store.release('fresh', 'a');
     expect((await store.claimHandlers('fresh', 'b', HOUR)).result).toBe('claimed');
-    expect(counted.texts).toHaveLength(3);
+    expect(counted.texts).toHaveLength(5);
 
     expect(await store.claimHandlers('k', 'a', HOUR)).toMatchObject({ result: 'claimed' });
     // The holder's release, held open: the next claim's statement takes its snapshot, then waits.
@@ -178,6 +178,37 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', () => {
     } finally {
       await holder.end();
     }
+  });
+
+  it('claimHandlers whose statement stalled while another holder claimed, recorded and released still sees what it recorded', async () => {
+    const store = new PostgresStore({ pool, table: 'stalled_claim' });
+    await store.setup();
+    // The stall a busy machine can give a backend between its statement's snapshot and its insert,
+    // made on purpose: a trigger that waits half a second before each insert of a session so marked.
+    await pool.query(`CREATE FUNCTION stalled_claim_wait() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF current_setting('sw_test.stall', true) = 'on' THEN PERFORM pg_sleep(0.5); END IF; RETURN NEW; END $$`);
+    await pool.query(
+      'CREATE TRIGGER stalled_claim_wait BEFORE INSERT ON stalled_claim FOR EACH ROW EXECUTE FUNCTION stalled_claim_wait()',
+    );
+    const stalled = new Pool({ connectionString: server.url, max: 1, options: '-c sw_test.stall=on' });
+    stalled.on('error', () => undefined);
+    pools.push(stalled);
+    const late = new PostgresStore({ pool: stalled, table: 'stalled_claim' }).claimHandlers(
+      'k',
+      'late',
+      HOUR,
+    );
+    await eventually('the late claim stalled in its insert', async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%INSERT INTO stalled_claim %' AND state = 'active' AND pid <> pg_backend_pid()",
+      );
+      return rows[0]!.n > 0;
+    });
+    // Meanwhile another delivery runs the event: claims it, records a handler, fails another, lets go.
+    expect((await store.claimHandlers('k', 'first', HOUR)).result).toBe('claimed');
+    expect(await store.markHandlerDone('k', 'first', 'crm', HOUR)).toBe(true);
+    await store.release('k', 'first', HOUR);
+    expect(await late).toEqual({ result: 'claimed', succeeded: ['crm'], attempt: 2 });
   });
 
   it('says to run setup() when its table is missing', async () => {

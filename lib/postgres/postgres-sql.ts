@@ -4,13 +4,9 @@ export interface PostgresSql {
   /** $1 key, $2 token, $3 lease ms → one row: 0 claimed, 1 busy, 2 done; no row: busy. */
   claim: string;
   /**
-   * As claim, with `handlers`: the names recorded for the key when claimed, else empty; and
-   * `attempt`: 1 plus the failed runs counted; `reread`: true when the key was held as this
-   * statement began (its lease ended or was released meanwhile), so `handlers` and `attempt` may
-   * miss what that holder recorded: read them again with `handlersOf`.
+   * $1 key → `handlers`: the names recorded for the key; `attempt`: 1 plus its failed runs counted.
+   * Read in a statement after the claim's, never in it: see {@link PostgresStore.claimHandlers}.
    */
-  claimHandlers: string;
-  /** $1 key → `handlers` and `attempt`, as claimHandlers reads them, in a statement of their own. */
   handlersOf: string;
   /** $1 key, $2 token, $3 handler, $4 retention ms → one row when this token's live lease recorded it, else none. */
   markHandlerDone: string;
@@ -92,20 +88,19 @@ const cleanupOf = (table: string) => `DELETE FROM ${table} WHERE ctid = ANY (ARR
 /**
  * The upsert takes a free or expired key. When it takes nothing the outer SELECT says why; a row it
  * cannot see yet (claimed at the same instant by another statement) reads as busy, and an expired
- * row is never read as done, so a stale snapshot can only ever say "busy". `columns` read `result`.
+ * row is never read as done, so a stale snapshot can only ever say "busy".
  */
-function claimOf(table: string, columns?: string): string {
-  const answer = `SELECT result FROM claimed
-UNION ALL
-SELECT CASE WHEN done THEN 2 ELSE 1 END FROM ${table}
-WHERE key = $1 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`;
+function claimOf(table: string): string {
   return `WITH claimed AS (
   INSERT INTO ${table} AS t (key, token, done, expires_at) VALUES ($1, $2, false, ${ms('$3')})
   ON CONFLICT (key) DO UPDATE SET token = excluded.token, done = false, expires_at = excluded.expires_at
   WHERE t.expires_at <= now()
   RETURNING 0 AS result
 )
-${columns === undefined ? answer : `SELECT ${columns} FROM (\n${answer}\n) answer`}`;
+SELECT result FROM claimed
+UNION ALL
+SELECT CASE WHEN done THEN 2 ELSE 1 END FROM ${table}
+WHERE key = $1 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`;
 }
 
 export function postgresSql(table: string): PostgresSql {
@@ -122,17 +117,6 @@ export function postgresSql(table: string): PostgresSql {
     setup: `SELECT pg_advisory_xact_lock(hashtext('service-webhooks setup ${table}'));
 ${postgresSetupSql(table)}`,
     claim: claimOf(table),
-    // The claim and, when it took the key, the handlers recorded for it: one statement (and a second
-    // read only on `reread`, below). A failed run is a row named chr(1) and its token: no handler's name has a control character.
-    // The reads see the statement's snapshot, taken before the claim may have waited for the last
-    // holder's release: when the key was held then (its row still in the snapshot), what that holder
-    // recorded just before releasing can be missing, and `reread` says to read it again.
-    claimHandlers: claimOf(
-      table,
-      `result, CASE WHEN result = 0 THEN ${recorded} ELSE ARRAY[]::text[] END AS handlers,
-  CASE WHEN result = 0 THEN ${attempt} ELSE 1 END AS attempt,
-  result = 0 AND EXISTS (SELECT 1 FROM ${table} WHERE key = $1) AS reread`,
-    ),
     handlersOf: `SELECT ${recorded} AS handlers, ${attempt} AS attempt`,
     // Fenced by the event row's live lease, locked FOR SHARE so a takeover waits for it (and this
     // statement then sees the new token and records nothing).

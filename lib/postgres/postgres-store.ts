@@ -109,23 +109,20 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
 
   async claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
     this.#cleanupWhenDue();
-    const { rows } = await this.#query('claimHandlers', this.#sql.claimHandlers, [
-      storedKey(key),
-      token,
-      leaseMs,
-    ]);
+    const { rows } = await this.#query('claimHandlers', this.#sql.claim, [storedKey(key), token, leaseMs]);
     const result = this.#answer('claimHandlers', rows, 'result', CLAIM_RESULTS, 'busy');
     if (result !== 'claimed') return { result, succeeded: [] };
-    let row = rows[0] as { handlers?: unknown; attempt?: unknown; reread?: unknown };
-    // Taken from a holder that let go while this statement ran: what it recorded is read afresh.
-    if (row.reread === true)
-      row = (await this.#query('claimHandlers', this.#sql.handlersOf, [storedKey(key)]))
-        .rows[0] as typeof row;
-    const names = row.handlers ?? [];
+    // What earlier holders recorded, read by a statement of its own, begun after the claim: the
+    // claim's statement reads its snapshot, taken as it began, and a holder may have claimed, recorded
+    // and released the key within that statement (its backend stalled before the insert), so no read
+    // of that snapshot can know what it missed.
+    const row = (await this.#query('claimHandlers', this.#sql.handlersOf, [storedKey(key)])).rows[0] as
+      { handlers?: unknown; attempt?: unknown } | undefined;
+    const names = row?.handlers ?? [];
     if (!Array.isArray(names)) throw unexpectedAnswer('PostgresStore', 'claimHandlers', names);
-    const attempt = Number(row.attempt);
+    const attempt = Number(row?.attempt);
     if (!Number.isSafeInteger(attempt) || attempt < 1)
-      throw unexpectedAnswer('PostgresStore', 'claimHandlers', row.attempt);
+      throw unexpectedAnswer('PostgresStore', 'claimHandlers', row?.attempt);
     return { result, succeeded: names.map(String), attempt };
   }
 
