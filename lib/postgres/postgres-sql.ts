@@ -106,7 +106,8 @@ WHERE key = $1 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM claimed)`;
 export function postgresSql(table: string): PostgresSql {
   const entities = entityTable(table);
   const handlers = handlerTable(table);
-  // The handlers recorded for key $1, and 1 plus its failed runs counted.
+  // The handlers recorded for key $1, and 1 plus its failed runs counted. A failed run is a row named
+  // chr(1) and its token: no handler's name has a control character.
   const recorded = `ARRAY(SELECT handler FROM ${handlers}
   WHERE key = $1 AND expires_at > now() AND left(handler, 1) <> chr(1) ORDER BY handler)`;
   const attempt = `1 + (SELECT count(*) FROM ${handlers}

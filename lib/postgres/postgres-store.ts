@@ -100,17 +100,12 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
     await this.#query('setup', this.#sql.setup);
   }
 
-  async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    this.#cleanupWhenDue();
-    const { rows } = await this.#query('claim', this.#sql.claim, [storedKey(key), token, leaseMs]);
-    // No row: one claimed at the same instant, not yet visible to this statement's snapshot (busy).
-    return this.#answer('claim', rows, 'result', CLAIM_RESULTS, 'busy');
+  claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    return this.#claim('claim', key, token, leaseMs);
   }
 
   async claimHandlers(key: string, token: string, leaseMs: number): Promise<HandlersClaim> {
-    this.#cleanupWhenDue();
-    const { rows } = await this.#query('claimHandlers', this.#sql.claim, [storedKey(key), token, leaseMs]);
-    const result = this.#answer('claimHandlers', rows, 'result', CLAIM_RESULTS, 'busy');
+    const result = await this.#claim('claimHandlers', key, token, leaseMs);
     if (result !== 'claimed') return { result, succeeded: [] };
     // What earlier holders recorded, read by a statement of its own, begun after the claim: the
     // claim's statement reads its snapshot, taken as it began, and a holder may have claimed, recorded
@@ -213,6 +208,14 @@ export class PostgresStore implements IdempotencyStore, EntityOrderingStore {
   }
 
   /** The one row's `column` read by the stores' one rule (storeAnswer); `none` when there is no row. */
+  /** The claim statement, its errors named after `what` called it. */
+  async #claim(what: string, key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    this.#cleanupWhenDue();
+    const { rows } = await this.#query(what, this.#sql.claim, [storedKey(key), token, leaseMs]);
+    // No row: one claimed at the same instant, not yet visible to this statement's snapshot (busy).
+    return this.#answer(what, rows, 'result', CLAIM_RESULTS, 'busy');
+  }
+
   #answer<T>(what: string, rows: unknown[], column: string, results: readonly T[], none: T): T {
     if (rows.length === 0) return none;
     const value = (rows[0] as Record<string, unknown>)[column];
